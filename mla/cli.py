@@ -1,0 +1,31 @@
+"""``python -m mla <command>``: info, smoke, bench, isa.
+
+Each command module registers its own subparser (``register(subparsers)``) so the CLI stays a thin
+layer on top of the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# modules that add subcommands: each defines register(subparsers) and sets func on its parser
+_COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mla", description="MLA decode lab")
+    sub = p.add_subparsers(dest="command", required=True)
+    for mod in _COMMAND_MODULES:
+        importlib.import_module(mod).register(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

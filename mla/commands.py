@@ -1,0 +1,70 @@
+"""Lead-level CLI commands: ``smoke`` (a CPU pass over the named cases) and ``reproduce``
+(execute the notebooks in order; the README's main command)."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from . import problem as P
+from .backends import backends as list_backends
+from .backends import decode
+from .check import accuracy_metrics, check
+from .inputs import generate_case
+from .reference import reference
+
+
+def smoke(case_set: str = "smoke", backends=None, device: str = "cpu", print_fn=print) -> list[dict]:
+    """Every case x KV format: the reference on quantized KV against the bf16 truth, and each
+    requested (available) backend through ``mla.check``. Returns the rows; raises nothing on a
+    failed check (the row says FAIL), so a smoke run shows the whole picture."""
+    avail = {b["name"]: b for b in list_backends()}
+    names = backends if backends is not None else [n for n, b in avail.items() if b["available"] and n == "torch"]
+    rows = []
+    for case in P.get_cases(case_set):
+        data = generate_case(case, device=device)
+        truth = reference(data)
+        for fmt in P.KV_FORMATS:
+            m = accuracy_metrics(reference(data, kv_format=fmt).bfloat16(), truth)
+            rows.append(dict(case=case.name, kv_format=fmt, impl="reference", ok=m["mismatch"] <= 0.05, **m))
+            for name in names:
+                b = avail.get(name)
+                if b is None or not b["available"] or fmt not in b["kv_formats"]:
+                    continue
+                t0 = time.perf_counter()
+                out = decode(data, backend=name, kv_format=fmt)
+                dt = time.perf_counter() - t0
+                ok, msg = check(data, out, reference_output=truth)
+                rows.append(dict(case=case.name, kv_format=fmt, impl=name, ok=ok, seconds=dt,
+                                 **accuracy_metrics(out, truth)))
+    for r in rows:
+        print_fn(f"{r['case']:28s} {r['kv_format']:6s} {r['impl']:10s} {'PASS' if r['ok'] else 'FAIL'} "
+                 f"max_abs={r['max_abs']:.3g} rel_l2={r['rel_l2']:.3g} mismatch={r['mismatch']:.2%}")
+    return rows
+
+
+def _cmd_smoke(args) -> int:
+    rows = smoke(args.cases, args.backend.split(",") if args.backend else None, args.device)
+    bad = [r for r in rows if not r["ok"]]
+    print(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
+    return 1 if bad else 0
+
+
+def _cmd_reproduce(args) -> int:
+    from .reproduce import run_notebooks
+    return run_notebooks(mode=args.mode, only=args.only, timeout=args.timeout)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("smoke", help="CPU smoke: reference + available backends on a case set, checked")
+    p.add_argument("--cases", default="smoke", help=f"case set: {sorted(P.CASE_SETS)}")
+    p.add_argument("--backend", default=None, help="comma list of backends (default: torch)")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.set_defaults(func=_cmd_smoke)
+    p = sub.add_parser("reproduce", help="execute notebooks/ in order, regenerating figures/")
+    p.add_argument("--mode", choices=("replay", "live"), default="replay",
+                   help="replay: plot committed data/ (CPU); live: re-measure through mla first (GPU)")
+    p.add_argument("--only", default=None, help="run only notebooks whose name contains this")
+    p.add_argument("--timeout", type=int, default=1200, help="seconds per notebook cell")
+    p.set_defaults(func=_cmd_reproduce)
