@@ -35,7 +35,12 @@ def backends() -> list[dict]:
     """Every backend, whether it can run here, and why not: ``[{name, available, reason, ...}]``."""
     rows = []
     for name in _BACKEND_MODULES:
-        b = get_backend(name)
+        try:
+            b = get_backend(name)
+        except Exception as e:  # a broken or missing module must not hide the other backends
+            rows.append(dict(name=name, available=False, reason=f"import failed: {type(e).__name__}: {e}",
+                             description="", kv_formats=(), q_formats=()))
+            continue
         ok, why = b.availability()
         rows.append(dict(name=name, available=ok, reason=why, description=b.description,
                          kv_formats=b.kv_formats, q_formats=b.q_formats))

@@ -1,0 +1,103 @@
+"""flashinfer: FlashInfer's ``BatchMLAPagedAttentionWrapper`` (page size 1) on CUDA sm90.
+
+plan: a 128 MiB float workspace, the wrapper, ``wrapper.plan(...)`` (host scheduling and, on first
+use per dtype, the JIT build of the MLA module: ~20 s on the H200), kv_indices = arange(total_kv),
+an output buffer. run: ``wrapper.run(q_nope, q_pe, ckv, kpe, out=...)`` on views of q and of the
+one KV row (ckv = dims 0..511, kpe = 512..575; the kernel takes strides, so no copies).
+
+fp8 KV (fa3 backend, bf16 Q): ``run`` takes the per-tensor scale as a Python float
+(``ckv_scale`` = ``kpe_scale`` = the cache's scale, as the anchors ran it). Reading that float
+from the device costs a sync, so it is read once per scale tensor and reused while the same,
+unmodified tensor comes back (checked by identity and torch's version counter); fresh inputs
+are re-read. A FlashInfer whose ``run`` has no ``ckv_scale`` is refused for fp8 rather than
+folded in some other way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+
+import torch
+
+from .. import problem as P
+from .base import Backend, BackendUnavailable, Plan
+
+WORKSPACE_BYTES = 128 << 20  # FlashInfer's recommended float workspace
+
+
+class FlashInferBackend(Backend):
+    name = "flashinfer"
+    description = "FlashInfer BatchMLAPagedAttentionWrapper (fa3 on sm90), page size 1"
+    kv_formats = ("bf16", "fp8")
+    q_formats = ("bf16",)
+    devices = ("cuda",)
+
+    def availability(self) -> tuple[bool, str]:
+        if not torch.cuda.is_available() or torch.version.hip:
+            return False, "needs an NVIDIA GPU (CUDA build of torch) and the flashinfer package"
+        major, minor = torch.cuda.get_device_capability()
+        if (major, minor) != (9, 0):
+            return False, f"wired for sm90 (Hopper); this GPU is sm_{major}{minor}"
+        if importlib.util.find_spec("flashinfer") is None:
+            return False, "flashinfer is not installed (pip extra 'cuda'; on the H200 see flashinfer_carry.sh)"
+        return True, ""
+
+    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
+        allowed = {"fi_backend"}
+        unknown = set(config) - allowed
+        if unknown:
+            raise ValueError(f"backend 'flashinfer' does not take config {sorted(unknown)} (takes {sorted(allowed)})")
+        fi_backend = config.get("fi_backend", "auto")
+        if fi_backend not in ("auto", "fa2", "fa3"):
+            raise ValueError(f"fi_backend must be auto, fa2 or fa3, got {fi_backend!r}")
+        import flashinfer
+
+        q, kv_data, qo_indptr, kv_indptr, cfg = data
+        device, heads = q.device, q.shape[1]
+        s, bs = int(cfg["q_seq_len"]), int(cfg["batch_size"])
+        lengths = tuple(cfg["kv_lens"]) if cfg.get("kv_lens") is not None else (int(cfg["kv_seq_len"]),) * bs
+        total_kv = sum(lengths)
+        kv_dtype = torch.bfloat16 if kv_format == "bf16" else kv_data["fp8"][0].dtype
+        if kv_format == "fp8" and kv_dtype != torch.float8_e4m3fn:
+            raise ValueError(f"flashinfer fp8 MLA takes float8_e4m3fn, the cache is {kv_dtype}")
+
+        params = inspect.signature(flashinfer.mla.BatchMLAPagedAttentionWrapper.run).parameters.values()
+        takes_scale = any(p.name == "ckv_scale" or p.kind is p.VAR_KEYWORD for p in params)
+        if kv_format == "fp8" and not takes_scale:
+            raise BackendUnavailable(f"flashinfer {flashinfer.__version__}: run() takes no ckv_scale/kpe_scale, "
+                                     "so it cannot apply the fp8 cache's per-tensor scale")
+
+        workspace = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=device)
+        wrapper = flashinfer.mla.BatchMLAPagedAttentionWrapper(workspace, backend=fi_backend)
+        kv_indices = torch.arange(total_kv, dtype=torch.int32, device=device)
+        kv_len_arr = torch.tensor(lengths, dtype=torch.int32, device=device)
+        # causal = bottom-right aligned in FlashInfer, which is our decode-causal rule for s > 1
+        wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, heads, P.KV_LORA_RANK, P.QK_ROPE_HEAD_DIM,
+                     1, s > 1, float(cfg.get("sm_scale", P.SM_SCALE)), torch.bfloat16, kv_dtype)
+        out = torch.empty((q.shape[0], heads, P.V_HEAD_DIM), dtype=torch.bfloat16, device=device)
+        scale_cache = {"tensor": None, "version": None, "value": None}
+
+        def scale_of(t: torch.Tensor) -> float:
+            if scale_cache["tensor"] is not t or scale_cache["version"] != t._version:
+                scale_cache.update(tensor=t, version=t._version, value=float(t.item()))
+            return scale_cache["value"]
+
+        def run(data):
+            q, kv_data = data[0], data[1]
+            if kv_format == "bf16":
+                kv, extra = kv_data["bf16"], {}
+            else:
+                kv, scale = kv_data["fp8"]
+                sc = scale_of(scale)
+                extra = dict(ckv_scale=sc, kpe_scale=sc)
+            return wrapper.run(q[..., : P.KV_LORA_RANK], q[..., P.KV_LORA_RANK:],
+                               kv[..., : P.KV_LORA_RANK], kv[..., P.KV_LORA_RANK:], out=out, **extra)
+
+        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run, outputs=[out],
+                    config={"variant": f"flashinfer-{getattr(wrapper, '_backend', fi_backend)}",
+                            "fi_backend": fi_backend, "flashinfer_version": flashinfer.__version__,
+                            "page_size": 1})
+
+
+BACKEND = FlashInferBackend()

@@ -1,0 +1,53 @@
+"""Measured memory ceilings, once per run: read (fp32 sum over a large buffer) and copy
+(device-to-device, bytes read + bytes written), in GB/s (1e9 bytes/s). The anchors used the same
+two probes (4 GiB read, 4.3 TB/s copy on the H200); every result row carries both so its
+'% of measured read bandwidth' can be recomputed from the CSV alone."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from .stats import StoppingRule, summarize
+from .timers import time_cpu, time_events
+
+
+def measure_bandwidth(device: str | torch.device, nbytes: int | None = None,
+                      rule: StoppingRule | None = None) -> dict:
+    """{'read_gbs', 'copy_gbs', 'probe_bytes'}: medians over repeated passes."""
+    device = torch.device(device)
+    if nbytes is None:
+        if device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(device)
+            nbytes = min(4 << 30, free // 4)  # read 4 GiB like the anchors; copy needs two buffers
+        else:
+            nbytes = 64 << 20
+    n = int(nbytes) // 4
+    if n < 1024:
+        raise ValueError(f"bandwidth probe needs at least 4 KiB, got {nbytes} bytes")
+    rule = rule or StoppingRule(min_runs=5, max_runs=30, max_seconds=1.0, rel_sem=5e-3)
+    src = torch.ones(n, dtype=torch.float32, device=device)  # ones, not zeros: see METHOD.md
+    dst = torch.empty_like(src)
+    acc = torch.empty((), dtype=torch.float32, device=device)
+
+    def read():
+        torch.sum(src, dim=0, out=acc)
+
+    def copy():
+        dst.copy_(src)
+
+    if device.type == "cuda":
+        t_read = time_events(read, rule, flush=None)
+        t_copy = time_events(copy, rule, flush=None)
+    else:
+        t_read = time_cpu(read, rule, clock=time.perf_counter)
+        t_copy = time_cpu(copy, rule, clock=time.perf_counter)
+    bytes_read = n * 4
+    res = dict(read_gbs=bytes_read / (summarize(t_read)["median"] * 1e-6) / 1e9,
+               copy_gbs=2 * bytes_read / (summarize(t_copy)["median"] * 1e-6) / 1e9,
+               probe_bytes=bytes_read)
+    del src, dst
+    if device.type == "cuda":
+        torch.cuda.empty_cache()  # hand the probe's 8 GiB back before the cases allocate
+    return res

@@ -1,0 +1,112 @@
+"""Where a number came from: device, driver, library versions, source revision, time, run id.
+
+The device machine receives a copy of the working tree that may carry no ``.git``: then the commit
+comes from ``MLA_GIT_COMMIT`` (set by whoever launches the run) and ``source_hash`` (a digest of
+every ``mla/**/*.py``) still pins the exact code that ran.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import os
+import platform
+import re
+import secrets
+import subprocess
+from pathlib import Path
+
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def device_name(device: str | torch.device) -> str:
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def device_slug(device: str | torch.device) -> str:
+    """Short folder name for data/measured/: 'NVIDIA H200' -> 'h200', 'AMD Instinct MI355X' ->
+    'mi355x'; every CPU is 'cpu' (CPU numbers only test the harness)."""
+    device = torch.device(device)
+    return slug_from_name(device_name(device)) if device.type == "cuda" else "cpu"
+
+
+def slug_from_name(name: str) -> str:
+    """The first model-like token (letters then digits): 'NVIDIA H100 80GB HBM3' -> 'h100'."""
+    name = name.lower()
+    for tok in re.split(r"[\s_/]+", name):
+        if re.fullmatch(r"[a-z]+\d+[a-z0-9]*", tok):
+            return tok
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "gpu"
+
+
+@functools.cache
+def driver_version() -> str:
+    if torch.version.hip:
+        return f"hip {torch.version.hip}"
+    out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    return out.splitlines()[0].strip() if out else "unknown"
+
+
+@functools.cache
+def git_state() -> tuple[str, bool | None]:
+    """(commit, dirty). Falls back to $MLA_GIT_COMMIT (dirty unknown) where there is no .git."""
+    commit = _run(["git", "rev-parse", "HEAD"])
+    if commit:
+        status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+        return commit, bool(status)
+    return os.environ.get("MLA_GIT_COMMIT", "unknown"), None
+
+
+@functools.cache
+def source_hash() -> str:
+    """sha256 (first 12 hex) over the paths and contents of mla/**/*.py, in sorted order."""
+    h = hashlib.sha256()
+    pkg = REPO_ROOT / "mla"
+    for p in sorted(pkg.rglob("*.py")):
+        h.update(str(p.relative_to(REPO_ROOT)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id(device: str | torch.device) -> str:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{device_slug(device)}-{secrets.token_hex(2)}"
+
+
+def versions() -> dict:
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = "absent"
+    return dict(torch=torch.__version__, triton=triton_version,
+                gpu_runtime=(f"hip {torch.version.hip}" if torch.version.hip
+                             else f"cuda {torch.version.cuda}" if torch.version.cuda else "none"),
+                python=platform.python_version())
+
+
+def provenance(device: str | torch.device, run_id: str) -> dict:
+    """The columns every result row carries about its origin."""
+    commit, dirty = git_state()
+    return dict(run_id=run_id, device=device_name(device), device_slug=device_slug(device),
+                driver=driver_version() if torch.device(device).type == "cuda" else "n/a",
+                **versions(), git_commit=commit, git_dirty=dirty, source_hash=source_hash())

@@ -1,0 +1,73 @@
+"""Sample statistics and the stopping rule, shared by every timing mode.
+
+The rule follows the GPU MODE leaderboard's eval: keep sampling until the standard error of the
+mean is below ``rel_sem`` of the mean (0.1 %), or a sample/time cap is reached; never fewer than
+``min_runs``. We report the median (robust to the occasional preempted call), the min, the IQR
+and n; the mean and SEM only drive the stopping decision.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    min_runs: int = 10
+    max_runs: int = 200
+    max_seconds: float = 1.0  # wall time spent sampling one mode of one row (not the sum of samples)
+    rel_sem: float = 1e-3  # stop once SEM / mean < this
+
+    def __post_init__(self):
+        if self.min_runs < 2:
+            raise ValueError(f"min_runs must be >= 2 (a spread needs two samples), got {self.min_runs}")
+        if self.max_runs < self.min_runs:
+            raise ValueError(f"max_runs {self.max_runs} is below min_runs {self.min_runs}")
+        if not self.max_seconds > 0:
+            raise ValueError(f"max_seconds must be > 0, got {self.max_seconds}")
+        if not self.rel_sem > 0:
+            raise ValueError(f"rel_sem must be > 0, got {self.rel_sem}")
+
+    def done(self, samples: list[float], elapsed_s: float) -> bool:
+        n = len(samples)
+        if n < self.min_runs:
+            return False
+        if n >= self.max_runs or elapsed_s >= self.max_seconds:
+            return True
+        mean = sum(samples) / n
+        if mean <= 0:
+            return False
+        sem = float(np.std(samples, ddof=1)) / math.sqrt(n)
+        return sem / mean < self.rel_sem
+
+
+def collect(sample: Callable[[], float], rule: StoppingRule, clock: Callable[[], float]) -> list[float]:
+    """Call ``sample()`` (returns one measurement) until ``rule`` says stop; ``clock`` is a wall
+    clock in seconds, injected so tests can drive the time cap."""
+    samples: list[float] = []
+    t0 = clock()
+    while not rule.done(samples, clock() - t0):
+        samples.append(float(sample()))
+    return samples
+
+
+def summarize(samples) -> dict:
+    """median, min, IQR (p75 - p25), n; NaNs for an empty list (nothing measured)."""
+    x = np.asarray(list(samples), dtype=np.float64)
+    if x.size == 0:
+        return dict(median=math.nan, min=math.nan, iqr=math.nan, n=0)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("timing samples contain NaN or inf; a timer returned garbage")
+    q25, q50, q75 = np.percentile(x, [25, 50, 75])
+    return dict(median=float(q50), min=float(x.min()), iqr=float(q75 - q25), n=int(x.size))
+
+
+def geomean(values) -> float:
+    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
+    if x.size == 0 or np.any(x <= 0):
+        return math.nan
+    return float(np.exp(np.mean(np.log(x))))

@@ -1,0 +1,161 @@
+"""The timing modes. Each returns a list of per-call times in microseconds.
+
+cold    L2 flushed (a buffer >= 8x the L2 is zeroed), the device synchronized, then device events
+        around the whole Python call. The sync after the flush keeps the call's host cost (plan
+        lookup, wrapper, launches) inside the timed region, as in the anchors' method
+        (/work/shared/anchors: a near-empty Triton launch measures ~22 us there).
+warm    the same without the flush: inputs may sit in L2 (small cases fit in the H200's 60 MB).
+kernel  device time of the call's kernels only: the call captured once in a CUDA graph and
+        replayed, L2 flushed before each replay; the flush is not waited for, so the replay's
+        host launch happens while the flush runs and the events bracket device work alone.
+        Where capture fails (a host sync inside the call, say) the fallback is torch.profiler's
+        sum of kernel durations over warm calls; the ``kernel_method`` column names which.
+cpu     time.perf_counter around the call (CPU tensors), so the harness logic runs without a GPU.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import torch
+
+from .stats import StoppingRule, collect
+
+MODES = ("cold", "warm", "kernel", "cpu")
+GPU_MODES = ("cold", "warm", "kernel")
+
+
+def default_modes(device: torch.device) -> tuple[str, ...]:
+    return GPU_MODES if device.type == "cuda" else ("cpu",)
+
+
+def validate_modes(modes, device: torch.device) -> tuple[str, ...]:
+    modes = tuple(modes)
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"unknown timing mode {m!r}; choose from {MODES}")
+        if device.type == "cuda" and m == "cpu":
+            raise ValueError("mode 'cpu' times CPU tensors; on a GPU use cold, warm or kernel")
+        if device.type != "cuda" and m != "cpu":
+            raise ValueError(f"mode {m!r} needs a CUDA/ROCm device; inputs are on {device.type!r} (use 'cpu')")
+    if len(set(modes)) != len(modes):
+        raise ValueError(f"timing modes repeat: {modes}")
+    return modes
+
+
+# --- CPU ---------------------------------------------------------------------------------------
+def time_cpu(fn: Callable[[], object], rule: StoppingRule, warmup: int = 2,
+             clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    for _ in range(warmup):
+        fn()
+
+    def sample() -> float:
+        t0 = clock()
+        fn()
+        return (clock() - t0) * 1e6
+
+    return collect(sample, rule, clock)
+
+
+# --- GPU ---------------------------------------------------------------------------------------
+class L2Flush:
+    """A device buffer of max(1 GiB, 8 x L2) bytes; ``flush()`` zeroes it (a write pass evicts the
+    L2). 1 GiB matches the anchors and the leaderboard's scale; 8 x L2 covers larger caches."""
+
+    def __init__(self, device: torch.device):
+        props = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+        self.nbytes = max(1 << 30, 8 * l2)
+        self.buf = torch.empty(self.nbytes // 4, dtype=torch.int32, device=device)
+
+    def flush(self) -> None:
+        self.buf.zero_()
+
+
+def time_events(fn: Callable[[], object], rule: StoppingRule, *, flush: L2Flush | None,
+                warmup: int = 3) -> list[float]:
+    """cold (flush given) or warm (flush None): events around ``fn()``, the device idle at start."""
+    for _ in range(warmup):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def sample() -> float:
+        if flush is not None:
+            flush.flush()
+        torch.cuda.synchronize()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e3
+
+    return collect(sample, rule, time.perf_counter)
+
+
+def capture_graph(run: Callable[[], object]) -> "torch.cuda.CUDAGraph":
+    """Capture ``run`` (warmed on a side stream first, as capture requires). Raises on failure.
+    The graph replays the tensors it captured: keep them alive and unchanged in shape."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            run()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        run()
+    torch.cuda.synchronize()
+    return graph
+
+
+def time_graph(graph: "torch.cuda.CUDAGraph", rule: StoppingRule, flush: L2Flush,
+               warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        graph.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def sample() -> float:
+        flush.flush()  # not synchronized: the replay's launch overlaps the flush (see module doc)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e3
+
+    return collect(sample, rule, time.perf_counter)
+
+
+def time_profiler(fn: Callable[[], object], n: int = 20, warmup: int = 3) -> float:
+    """Mean per-call sum of device kernel durations (us) over ``n`` warm calls."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+    # device-side events are the kernels, memcpys and memsets themselves; their interval is the duration
+    total = sum(ev.time_range.elapsed_us() for ev in prof.events() if ev.device_type == DeviceType.CUDA)
+    if total <= 0:
+        raise RuntimeError("the profiler recorded no device kernels for the call")
+    return total / n
+
+
+def time_kernel(run: Callable[[], object], rule: StoppingRule, flush: L2Flush) -> tuple[list[float], str]:
+    """(samples, method): graph replay where capture works, else the profiler's mean (n samples
+    of one averaged value are not independent, so it is returned as a single sample)."""
+    try:
+        graph = capture_graph(run)
+    except Exception as e:  # capture can fail in many backend-specific ways; fall back, say why
+        torch.cuda.synchronize()
+        method = f"profiler-warm-mean (graph capture failed: {type(e).__name__})"
+        return [time_profiler(run)], method
+    try:
+        return time_graph(graph, rule, flush), "graph-replay-cold"
+    finally:
+        del graph

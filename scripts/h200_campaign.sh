@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The H200 measurement campaign, in ONE device call (10 min limit; aim <= 8 min).
+#
+#   device run:  carry [".carry"], timeout_s 600, command:
+#       MLA_GIT_COMMIT=<sha> bash scripts/h200_campaign.sh
+#
+# Steps (each under its own time limit; a failing step is reported and the rest still run):
+#   1. install the FlashInfer bundle from .carry (made here by /work/shared/tools/flashinfer_carry.sh)
+#   2. python -m mla info
+#   3. bench the 8 leaderboard shapes: torch (bf16/fp8/mxfp4), flashinfer (bf16/fp8),
+#      triton (bf16/fp8/mxfp4, when mla/backends/triton_backend.py exists); modes cold,warm,kernel
+#   4. sweeps: one `python -m mla bench` argument line each, from $SWEEP_FILE and/or SWEEPS below
+#   5. the summary table of everything written (printed last, so the call's output tail shows it)
+# Results: $OUT/{torch,flashinfer,triton,sweeps}.csv and $OUT/campaign.log (<= 8 files come back).
+# Estimated runtime (docs/notes-harness.md): ~4.5 min without sweeps; every step is capped so the
+# whole run stops by $TOTAL_BUDGET s.
+set -uo pipefail
+
+OUT=${OUT:-out/campaign}
+CARRY=${CARRY:-.carry}
+CASES=${CASES:-leaderboard}
+MODES=${MODES:-cold,warm,kernel}
+MAX_SECONDS=${MAX_SECONDS:-0.5}       # sampling cap per timing mode per row
+TOTAL_BUDGET=${TOTAL_BUDGET:-480}     # seconds for the whole script (the device call allows 600)
+SWEEP_FILE=${SWEEP_FILE:-}            # optional file: one bench argument line per sweep, '#' comments
+# Sweeps appended here run after the main steps, e.g. (the Triton author fills these in):
+SWEEPS=(
+  # "--cases leaderboard --backend triton --kv-format fp8 --sweep num_splits=1,2,4,8,16"
+  # "--cases bs64-kv8192-q1-h16,bs256-kv8192-q1-h16 --backend triton --kv-format mxfp4 --sweep variant=v1_n32_w4_s2,v2_n64_w4_s2,v3_n64_w8_s2"
+)
+
+mkdir -p "$OUT"
+LOG=$OUT/campaign.log
+export PYTHONUNBUFFERED=1
+export MLA_GIT_COMMIT=${MLA_GIT_COMMIT:-$(cat "$CARRY/GIT_COMMIT" 2>/dev/null || echo unknown)}
+FAILURES=()
+START=$SECONDS
+
+say() { echo "$*" | tee -a "$LOG"; }
+
+# step NAME LIMIT_S CMD...: run with a time limit (capped by what is left of the budget), log it,
+# record a failure without stopping the campaign.
+step() {
+  local name=$1 limit=$2; shift 2
+  local left=$(( TOTAL_BUDGET - (SECONDS - START) - 15 ))   # keep 15 s for the summary
+  if (( left < 20 )); then say "=== [$name] SKIPPED: budget spent"; FAILURES+=("$name (skipped: budget)"); return; fi
+  (( limit > left )) && limit=$left
+  say "=== [$name] start $(date -u +%T), limit ${limit}s: $*"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$LOG"
+  local rc=${PIPESTATUS[0]}
+  say "=== [$name] rc=$rc after $(( SECONDS - t0 ))s"
+  (( rc == 0 )) || FAILURES+=("$name (rc=$rc$( (( rc == 124 || rc == 137 )) && echo ', timed out'))")
+}
+
+# 1. FlashInfer from the carried bundle (no internet on the device machine)
+if compgen -G "$CARRY/apache_tvm_ffi-*.whl" >/dev/null && [ -f "$CARRY/flashinfer_slim.tar.xz" ]; then
+  if python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/apache_tvm_ffi-*.whl \
+      && tar xJf "$CARRY/flashinfer_slim.tar.xz" -C /tmp/site; then
+    export PYTHONPATH=/tmp/site:${PYTHONPATH:-} FLASHINFER_WORKSPACE_BASE=/tmp/fiws
+    say "flashinfer bundle installed under /tmp/site"
+  else
+    say "flashinfer bundle install FAILED"; FAILURES+=("flashinfer install")
+  fi
+else
+  say "no flashinfer bundle in $CARRY (run flashinfer_carry.sh here and carry it): flashinfer rows will say unavailable"
+fi
+
+# the top-level CLI imports every command module; if one is broken, the harness's own entry point still works
+if python3 -m mla --help >/dev/null 2>&1; then MLA=(python3 -m mla); else
+  MLA=(python3 -m mla.bench); say "note: 'python3 -m mla' does not start; using 'python3 -m mla.bench'"; fi
+BENCH=("${MLA[@]}" bench --cases "$CASES" --mode "$MODES" --max-seconds "$MAX_SECONDS" --no-progress)
+
+# 2. what we run on
+step info 60 "${MLA[@]}" info
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>&1 | tee -a "$LOG"
+
+# 3. the peers and baselines on the leaderboard shapes
+step torch 150 "${BENCH[@]}" --backend torch --kv-format bf16,fp8,mxfp4 --out "$OUT/torch.csv"
+step flashinfer 150 "${BENCH[@]}" --backend flashinfer --kv-format bf16,fp8 --out "$OUT/flashinfer.csv"
+if [ -f mla/backends/triton_backend.py ]; then
+  step triton 180 "${BENCH[@]}" --backend triton --kv-format bf16,fp8,mxfp4 --out "$OUT/triton.csv"
+else
+  say "=== [triton] skipped: mla/backends/triton_backend.py does not exist yet"
+fi
+
+# 4. sweeps (all into one CSV: --append adds to it)
+if [ -n "$SWEEP_FILE" ]; then
+  while IFS= read -r line; do
+    [[ -z "${line// }" || "$line" == \#* ]] || SWEEPS+=("$line")
+  done < "$SWEEP_FILE"
+fi
+i=0
+for args in "${SWEEPS[@]}"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086  # the line is a list of arguments
+  step "sweep$i" 120 "${MLA[@]}" bench --mode "$MODES" --max-seconds "$MAX_SECONDS" --no-progress \
+    --out "$OUT/sweeps.csv" --append $args
+done
+
+# 5. the summary of every row written, last
+csvs=("$OUT"/*.csv)
+if [ -e "${csvs[0]}" ]; then
+  "${MLA[@]}" report "${csvs[@]}" 2>&1 | tee -a "$LOG" || FAILURES+=("report")
+fi
+say "campaign: $(( SECONDS - START ))s, files: $(cd "$OUT" && ls | tr '\n' ' ')"
+if (( ${#FAILURES[@]} )); then say "FAILED STEPS: ${FAILURES[*]}"; exit 1; fi
+say "all steps finished (rows that failed their check are marked in the CSVs and the summary)"

@@ -1,0 +1,104 @@
+"""Backends on CPU: the torch backend against the reference, plan reuse on fresh inputs, and the
+registry's refusals (unknown names, unsupported formats/configs, backends unavailable here)."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import pytest
+import torch
+
+import mla
+from mla.backends import BackendUnavailable, clear_plans, decode, get_backend
+from mla.backends import plan as get_plan
+from mla.inputs import generate_case
+from mla.problem import SMOKE, Case
+from mla.reference import reference
+
+reg = importlib.import_module("mla.backends")
+
+
+@functools.cache
+def _smoke(case: Case):
+    data = generate_case(case)
+    return data, reference(data)
+
+
+@pytest.mark.parametrize("case", SMOKE, ids=lambda c: c.name)
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8", "mxfp4"])
+def test_torch_backend_matches_reference(case, kv_format):
+    data, truth = _smoke(case)
+    out = decode(data, backend="torch", kv_format=kv_format)
+    assert out.dtype == torch.bfloat16 and out.shape == (case.batch_size * case.q_seq_len, case.num_heads, 512)
+    # against the same-format reference: only bf16 rounding remains (the format's own error is
+    # ~3e-2 for fp8 and ~1.3e-1 for MXFP4 against the bf16 truth, far above this bound)
+    m = mla.accuracy_metrics(out, reference(data, kv_format=kv_format))
+    assert m["rel_l2"] < 1e-2 and m["nonfinite"] == 0
+    ok, msg = mla.check(data, out, reference_output=truth)
+    assert ok, msg
+
+
+@pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
+def test_plan_is_reused_on_fresh_inputs(kv_format):
+    """A plan is per shape: running it on new inputs (another fp8 scale, other MXFP4 scales) must
+    compute on those inputs, not on anything captured at plan time."""
+    case = Case(3, 96, seed=21)
+    a, b = generate_case(case), generate_case(case, seed=99)
+    assert not torch.equal(a[1]["fp8"][1], b[1]["fp8"][1])  # the two scales differ
+    p = get_plan(a, backend="torch", kv_format=kv_format)
+    assert get_plan(b, backend="torch", kv_format=kv_format) is p  # same shape: cached plan
+    out_b = p.run(b).clone()
+    assert mla.accuracy_metrics(out_b, reference(b, kv_format=kv_format))["rel_l2"] < 1e-2
+    assert mla.accuracy_metrics(out_b, reference(a, kv_format=kv_format))["rel_l2"] > 0.5
+    clear_plans()
+
+
+def test_poison_marks_every_output():
+    data = generate_case(Case(2, 64, seed=5))
+    p = get_plan(data, backend="torch", kv_format="bf16")
+    p.run(data)
+    p.poison()
+    assert all(torch.isnan(t.float()).all() for t in p.outputs)
+    assert not torch.isnan(p.run(data).float()).any()  # and the call writes all of it
+    clear_plans()
+
+
+def test_registry_refusals():
+    data = generate_case(Case(2, 64, seed=5))
+    with pytest.raises(ValueError, match="unknown backend"):
+        decode(data, backend="cudnn")
+    with pytest.raises(ValueError, match="unknown kv_format"):
+        decode(data, backend="torch", kv_format="int8")
+    with pytest.raises(ValueError, match="does not support q_format"):
+        decode(data, backend="torch", kv_format="fp8", q_format="fp8")
+    with pytest.raises(ValueError, match="takes no config"):
+        decode(data, backend="torch", kv_format="fp8", num_splits=4)
+    with pytest.raises(ValueError, match="does not support kv_format"):
+        decode(data, backend="flashinfer", kv_format="mxfp4")
+
+
+@pytest.mark.parametrize("name, why", [("flashinfer", "NVIDIA GPU"), ("aiter", "ROCm")])
+def test_gpu_backends_unavailable_here_say_why(name, why):
+    ok, reason = get_backend(name).availability()
+    assert not ok and why in reason
+    with pytest.raises(BackendUnavailable, match=why):
+        decode(generate_case(Case(2, 64, seed=5)), backend=name, kv_format="bf16")
+
+
+def test_listing_names_every_backend_with_a_reason():
+    from mla.bench.cli import backend_table
+
+    rows = {r["name"]: r for r in backend_table()}
+    assert set(rows) == set(reg._BACKEND_MODULES)
+    assert rows["torch"]["available"]
+    for r in rows.values():
+        assert r["available"] or r["reason"]  # never unavailable without saying why
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_torch_backend_on_gpu_matches_reference():  # runs on the device machine only
+    data = generate_case(Case(4, 1024, seed=1), device="cuda")
+    for fmt in ("bf16", "fp8", "mxfp4"):
+        out = decode(data, backend="torch", kv_format=fmt)
+        assert mla.accuracy_metrics(out, reference(data, kv_format=fmt))["rel_l2"] < 1e-2

@@ -1,0 +1,332 @@
+"""The harness on CPU: statistics, stopping rule, configs/sweeps, schema round trip, the CPU timer,
+and the rule that a failed check never yields times."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from mla.backends.base import Backend, Plan
+from mla.bench import (COLUMNS, StoppingRule, config_dict, expand_configs, geomean, load_results, parse_assignments,
+                       resolve_cases, run_bench, summarize, validate, write_results)
+from mla.bench.harness import parse_value
+from mla.bench.stats import collect
+from mla.bench.timers import time_cpu, validate_modes
+from mla.problem import Case
+from mla.reference import reference
+
+FAST = StoppingRule(min_runs=3, max_runs=5, max_seconds=0.5, rel_sem=1e-3)
+BW = dict(read_gbs=10.0, copy_gbs=20.0)  # skip the probe in tests
+TINY = Case(2, 64, seed=3)
+reg = importlib.import_module("mla.backends")  # the package (mla.backends is also a function name)
+TIME_COLS = [c for c in COLUMNS if c.endswith(("_median_us", "_min_us", "_iqr_us"))]
+
+
+# --- statistics --------------------------------------------------------------------------------
+def test_summarize_known_values():
+    st = summarize([4.0, 1.0, 3.0, 2.0, 100.0])
+    assert st == dict(median=3.0, min=1.0, iqr=2.0, n=5)  # p25 = 2, p75 = 4
+
+
+def test_summarize_empty_and_garbage():
+    st = summarize([])
+    assert st["n"] == 0 and math.isnan(st["median"])
+    with pytest.raises(ValueError, match="NaN"):
+        summarize([1.0, float("nan")])
+
+
+def test_geomean():
+    assert geomean([1.0, 100.0]) == pytest.approx(10.0)
+    assert geomean([2.0, float("nan")]) == pytest.approx(2.0)  # NaN (failed rows) skipped
+    assert math.isnan(geomean([]))
+
+
+@pytest.mark.parametrize("kw, msg", [(dict(min_runs=1), "min_runs"), (dict(min_runs=5, max_runs=4), "max_runs"),
+                                     (dict(max_seconds=0), "max_seconds"), (dict(rel_sem=0), "rel_sem")])
+def test_stopping_rule_rejects_bad_settings(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        StoppingRule(**kw)
+
+
+class FakeClock:
+    def __init__(self, step):
+        self.t, self.step = 0.0, step
+
+    def __call__(self):
+        self.t += self.step
+        return self.t
+
+
+def test_collect_stops_on_precision():
+    rule = StoppingRule(min_runs=4, max_runs=100, max_seconds=1e9, rel_sem=1e-3)
+    assert len(collect(lambda: 5.0, rule, FakeClock(0.0))) == 4  # zero spread: done at min_runs
+
+
+def test_collect_stops_at_run_cap_when_noisy():
+    vals = iter([1.0, 10.0] * 100)
+    rule = StoppingRule(min_runs=4, max_runs=9, max_seconds=1e9, rel_sem=1e-3)
+    assert len(collect(lambda: next(vals), rule, FakeClock(0.0))) == 9
+
+
+def test_collect_stops_at_time_cap():
+    vals = iter([1.0, 10.0] * 100)
+    rule = StoppingRule(min_runs=2, max_runs=100, max_seconds=1.0, rel_sem=1e-3)
+    # the clock advances 0.3 s per reading: two readings per sample after the first
+    n = len(collect(lambda: next(vals), rule, FakeClock(0.3)))
+    assert 2 <= n < 10
+
+
+def test_cpu_timer_uses_the_clock():
+    clock = FakeClock(0.001)  # each reading 1 ms later: every call measures 1000 us
+    calls = []
+    samples = time_cpu(lambda: calls.append(1), StoppingRule(min_runs=3, max_runs=3), warmup=1, clock=clock)
+    assert samples == pytest.approx([1000.0] * 3)
+    assert len(calls) == 4  # one warm-up + three timed
+
+
+def test_modes_validated_against_device():
+    assert validate_modes(["cpu"], torch.device("cpu")) == ("cpu",)
+    with pytest.raises(ValueError, match="needs a CUDA"):
+        validate_modes(["cold"], torch.device("cpu"))
+    with pytest.raises(ValueError, match="unknown timing mode"):
+        validate_modes(["hot"], torch.device("cpu"))
+
+
+# --- configs, sweeps, cases ----------------------------------------------------------------------
+def test_parse_values_and_assignments():
+    assert [parse_value(v) for v in ("8", "0.5", "true", "none", "fa3")] == [8, 0.5, True, None, "fa3"]
+    assert parse_assignments(["num_splits=1,2,4"], multi=True) == {"num_splits": [1, 2, 4]}
+    assert parse_assignments(["mode=persistent"], multi=False) == {"mode": "persistent"}
+    for bad in (["num_splits"], ["2x=1"], ["a=1", "a=2"]):
+        with pytest.raises(ValueError):
+            parse_assignments(bad, multi=False)
+
+
+def test_expand_configs_is_a_cartesian_product():
+    cfgs = expand_configs({"mode": "p"}, {"num_splits": [1, 2], "BLOCK_N": [32, 64]})
+    assert len(cfgs) == 4 and {"mode": "p", "num_splits": 2, "BLOCK_N": 64} in cfgs
+    assert expand_configs() == [{}]
+    with pytest.raises(ValueError, match="both fixed and swept"):
+        expand_configs({"a": 1}, {"a": [1, 2]})
+
+
+def test_resolve_cases():
+    cases = resolve_cases("smoke,bs4-kv1024-q1-h16")
+    assert cases[-1].name == "bs4-kv1024-q1-h16" and len(cases) == 6
+    with pytest.raises(ValueError):
+        resolve_cases("no-such-case")
+
+
+# --- rows, schema, the correctness gate -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def torch_rows():
+    return run_bench([TINY], ["torch", "flashinfer", "aiter"], kv_formats=["bf16", "mxfp4"], device="cpu",
+                     rule=FAST, bandwidth=BW)
+
+
+def test_torch_rows_are_checked_and_timed(torch_rows):
+    ok = torch_rows[torch_rows.backend == "torch"]
+    assert list(ok.status) == ["ok", "ok"]
+    assert (ok.check_ok == True).all()  # noqa: E712
+    assert (ok.cpu_n >= FAST.min_runs).all() and (ok.cpu_median_us > 0).all()
+    assert (ok.rel_l2_fmt < 1e-2).all()  # against the same-format reference: kernel error only
+    # bandwidth columns follow from io_bytes, the median and the probe
+    r = ok.iloc[0]
+    assert r.cpu_gbs == pytest.approx(r.io_bytes / (r.cpu_median_us * 1e-6) / 1e9)
+    assert r.cpu_pct_read_bw == pytest.approx(100 * r.cpu_gbs / BW["read_gbs"])
+    assert r.source_hash and r.run_id and r.device_slug == "cpu"
+
+
+def test_unavailable_backends_become_rows_with_reasons(torch_rows):
+    other = torch_rows[torch_rows.backend != "torch"]
+    assert other[TIME_COLS].isna().all().all()
+    bf16 = other[other.kv_format == "bf16"]
+    assert set(bf16.status) == {"unavailable"} and bf16.message.str.contains("NVIDIA GPU|ROCm").all()
+    mx = other[other.kv_format == "mxfp4"]  # neither takes MXFP4: refused before availability matters
+    assert set(mx.status) == {"unsupported"} and mx.message.str.contains("does not support kv_format").all()
+
+
+def test_schema_round_trip_and_no_clobber(torch_rows, tmp_path):
+    path = tmp_path / "r.csv"
+    write_results(torch_rows, path)
+    back = load_results(str(tmp_path / "*.csv"))
+    pd.testing.assert_frame_equal(back, torch_rows, check_dtype=False)
+    with pytest.raises(ValueError, match="exists"):
+        write_results(torch_rows, path)
+    write_results(torch_rows, path, append=True)
+    assert len(load_results(path)) == 2 * len(torch_rows)
+    assert json.loads(back.config.iloc[0]) == {}
+    assert config_dict(back, "plan_config").iloc[0]["variant"] == "torch-bmm-batched"
+    assert config_dict(back, "plan_config")[back.status == "unavailable"].eq({}).all()  # no plan built
+
+
+def test_validate_rejects_leaked_times_and_unchecked_ok(torch_rows):
+    bad = torch_rows.copy()
+    bad.loc[bad.backend == "flashinfer", "cpu_median_us"] = 1.0
+    with pytest.raises(ValueError, match="carry times"):
+        validate(bad)
+    bad = torch_rows.copy()
+    bad.loc[bad.backend == "torch", "check_ok"] = False
+    with pytest.raises(ValueError, match="without a passed check"):
+        validate(bad)
+    with pytest.raises(ValueError, match="missing columns"):
+        validate(torch_rows.drop(columns=["rel_l2"]))
+
+
+class _Fake(Backend):
+    """Test backends that compute the wrong thing in three ways."""
+    kv_formats = ("bf16",)
+
+    def __init__(self, name, how):
+        self.name, self.how = name, how
+
+    def plan(self, data, *, kv_format, q_format, **config):
+        out = torch.empty((data[0].shape[0], data[0].shape[1], 512), dtype=torch.bfloat16)
+        memo = {}
+
+        def run(d):
+            if self.how == "scaled":  # a real bug: 1.5x the right answer
+                out.copy_(reference(d) * 1.5)
+            elif self.how == "memo":  # right on the first inputs it sees, then replays them
+                if "o" not in memo:
+                    memo["o"] = reference(d).bfloat16()
+                out.copy_(memo["o"])
+            # "lazy": never writes its output buffer
+            return out
+
+        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run, outputs=[out])
+
+
+@pytest.mark.parametrize("how", ["scaled", "lazy", "memo"])
+def test_a_failed_check_reports_no_times(monkeypatch, how):
+    name = f"fake_{how}"
+    monkeypatch.setitem(reg._BACKEND_MODULES, name, "unused")
+    monkeypatch.setitem(reg._loaded, name, _Fake(name, how))
+    df = run_bench([TINY], [name], kv_formats=["bf16"], device="cpu", rule=FAST, bandwidth=BW)
+    row = df.iloc[0]
+    assert row.status == "failed" and row.check_ok == False  # noqa: E712
+    assert df[TIME_COLS].isna().all().all()
+    assert ("timing set" if how == "memo" else "check set") in row.message  # memo passes the first gate
+    reg.clear_plans()
+
+
+def test_unsupported_request_is_a_row_not_a_crash():
+    df = run_bench([TINY], ["torch"], kv_formats=["bf16"], configs=[{"num_splits": 2}], device="cpu",
+                   rule=FAST, bandwidth=BW)
+    assert df.status.iloc[0] == "unsupported" and "num_splits" in df.message.iloc[0]
+
+
+def test_bad_requests_raise_before_running():
+    with pytest.raises(ValueError, match="unknown backend"):
+        run_bench([TINY], ["nope"], device="cpu", bandwidth=BW)
+    with pytest.raises(ValueError, match="unknown kv_format"):
+        run_bench([TINY], ["torch"], kv_formats=["int4"], device="cpu", bandwidth=BW)
+    with pytest.raises(ValueError, match="needs a CUDA"):
+        run_bench([TINY], ["torch"], modes=["cold"], device="cpu", bandwidth=BW)
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+def _cli(argv):
+    """The harness's own entry point (python -m mla.bench): the same subcommands python -m mla has."""
+    from mla.bench.__main__ import main
+
+    return main(argv)
+
+
+def test_cli_bench_writes_then_refuses_to_clobber(tmp_path, capsys):
+    out = tmp_path / "b.csv"
+    argv = ["bench", "--cases", TINY.name, "--backend", "torch", "--kv-format", "fp8", "--out", str(out),
+            "--min-runs", "3", "--max-runs", "4", "--bandwidth-gbs", "10,20", "--no-progress"]
+    assert _cli(argv) == 0
+    df = load_results(out)
+    assert list(df.status) == ["ok"] and df.case.iloc[0] == TINY.name
+    assert "per variant" in capsys.readouterr().out
+    assert _cli(argv) == 2  # refuses to clobber ...
+    assert "exists" in capsys.readouterr().err
+    assert _cli(argv + ["--append"]) == 0  # ... unless asked to append
+    assert len(load_results(out)) == 2
+    assert _cli(["report", str(out)]) == 0
+
+
+def test_cli_info_lists_every_backend(capsys):
+    assert _cli(["info"]) == 0
+    text = capsys.readouterr().out
+    for name in reg._BACKEND_MODULES:
+        assert name in text
+
+
+# --- GPU timing logic, with the CUDA calls replaced by recorders (no GPU here) -------------------
+class _Log(list):
+    def add(self, what):
+        self.append(what)
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    import mla.bench.timers as T
+
+    log = _Log()
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.name = None
+
+        def record(self):
+            log.add("record")
+
+        def synchronize(self):
+            log.add("event_sync")
+
+        def elapsed_time(self, other):
+            return 0.25  # ms
+
+    monkeypatch.setattr(T.torch.cuda, "Event", Event)
+    monkeypatch.setattr(T.torch.cuda, "synchronize", lambda *a: log.add("sync"))
+    flush = type("Flush", (), {"flush": lambda self: log.add("flush")})()
+    return T, log, flush
+
+
+def test_cold_flushes_and_syncs_before_every_sample_warm_never_flushes(fake_cuda):
+    T, log, flush = fake_cuda
+    rule = StoppingRule(min_runs=3, max_runs=3)
+    samples = T.time_events(lambda: log.add("call"), rule, flush=flush, warmup=1)
+    assert samples == [250.0] * 3
+    assert log[1:7] == ["flush", "sync", "record", "call", "record", "event_sync"]  # after 1 warm-up call
+    log.clear()
+    T.time_events(lambda: log.add("call"), rule, flush=None, warmup=1)
+    assert "flush" not in log and log.count("sync") == 3
+
+
+def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, monkeypatch):
+    T, log, flush = fake_cuda
+    graph = type("G", (), {"replay": lambda self: log.add("replay")})()
+    monkeypatch.setattr(T, "capture_graph", lambda run: graph)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2), flush)
+    assert method == "graph-replay-cold" and samples == [250.0, 250.0]
+    first = log.index("flush")
+    assert log[first:first + 4] == ["flush", "record", "replay", "record"]  # no sync in between
+
+
+def test_kernel_mode_falls_back_to_the_profiler_and_says_so(fake_cuda, monkeypatch):
+    T, log, flush = fake_cuda
+
+    def refuse(run):
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(T, "capture_graph", refuse)
+    monkeypatch.setattr(T, "time_profiler", lambda run: 7.0)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(), flush)
+    assert samples == [7.0] and method.startswith("profiler-warm-mean") and "RuntimeError" in method
+
+
+@pytest.mark.parametrize("name, slug", [("NVIDIA H200", "h200"), ("AMD Instinct MI355X", "mi355x"),
+                                        ("NVIDIA H100 80GB HBM3", "h100"), ("Some Board", "some-board")])
+def test_device_slug(name, slug):
+    from mla.bench.provenance import slug_from_name
+
+    assert slug_from_name(name) == slug
