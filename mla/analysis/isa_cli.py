@@ -1,0 +1,130 @@
+"""``python -m mla isa --target gfx950|sm90 [--out DIR]``: the static ISA lab.
+
+gfx950 writes to ``data/static/gfx950/``:
+    hip_variants.csv       every HIP variant (clang, offline) + the LSE reduce kernel
+    hip_schedule.csv       before/after pairs: iglp hints, prefetch, BN 64 vs 128
+    seed000_clang.csv      seed 000's own kernel (read from shared/seeds at run time), iglp on/off
+    triton.csv             the triton backend's kernels, variants x KV formats + the AMD knob sweep
+sm90 writes ``data/static/sm90/triton.csv`` (registers, smem, spills, mma vs wgmma).
+
+Every row carries the compiler version, the git commit ('uncommitted' before the first commit)
+with a dirty flag, and the UTC time of the run. Nothing here runs a kernel.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = REPO_ROOT / "data" / "static"
+
+
+def provenance() -> dict:
+    """git commit (or 'uncommitted'), dirty flag (mla/ differs from it), UTC time."""
+    def git(*args):
+        try:
+            r = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD") or "uncommitted"
+    # dirty = the package differs from the commit, untracked files included (a kernel written but
+    # not yet committed is exactly the case to flag)
+    status = git("status", "--porcelain", "--", "mla")
+    dirty = "unknown" if status is None else int(bool(status) or commit == "uncommitted")
+    return dict(git_commit=commit, git_dirty=dirty,
+                generated_utc=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def write_csv(path: Path, rows: list[dict], prov: dict) -> Path:
+    """Rows (union of keys, first-seen order) + provenance columns -> CSV."""
+    if not rows:
+        raise ValueError(f"no rows to write to {path}")
+    cols: list[str] = []
+    for r in rows:
+        cols += [c for c in r if c not in cols]
+    cols += [c for c in prov if c not in cols]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, **prov})
+    return path
+
+
+def run_gfx950(out: Path, *, triton: bool = True, seed: bool = True, asm_dir: Path | None = None,
+               log=print) -> list[Path]:
+    from .isa_hip import comparison_rows, hip_rows
+
+    prov = provenance()
+    written = []
+    t0 = time.time()
+    rows = hip_rows(asm_dir=asm_dir)
+    written.append(write_csv(out / "hip_variants.csv", rows, prov))
+    comp = comparison_rows(rows)
+    for c in comp:
+        c["compiler"] = rows[0]["compiler"]
+    written.append(write_csv(out / "hip_schedule.csv", comp, prov))
+    log(f"hip: {len(rows)} kernels compiled and parsed in {time.time() - t0:.1f}s")
+    if seed:
+        from .isa_seed import SeedSourceMissing, seed_rows
+
+        try:
+            srows = seed_rows()
+            written.append(write_csv(out / "seed000_clang.csv", srows, prov))
+            log(f"seed 000: {len(srows)} builds parsed")
+        except SeedSourceMissing as e:
+            log(f"seed 000: skipped ({e})")
+    if triton:
+        written += _triton(out, "gfx950", prov, log)
+    return written
+
+
+def _triton(out: Path, target: str, prov: dict, log) -> list[Path]:
+    from .isa_triton import TritonOfflineUnavailable, triton_rows
+
+    t0 = time.time()
+    try:
+        rows = triton_rows(target)
+    except TritonOfflineUnavailable as e:
+        log(f"triton ({target}): skipped -- {e}")
+        return []
+    log(f"triton ({target}): {len(rows)} kernels compiled and parsed in {time.time() - t0:.1f}s")
+    return [write_csv(out / "triton.csv", rows, prov)]
+
+
+def run_sm90(out: Path, log=print) -> list[Path]:
+    return _triton(out, "sm90", provenance(), log)
+
+
+def main(args) -> int:
+    out = Path(args.out) if args.out else DEFAULT_OUT / args.target
+    if args.target == "gfx950":
+        files = run_gfx950(out, triton=not args.no_triton, seed=not args.no_seed,
+                           asm_dir=Path(args.keep_asm) if args.keep_asm else None)
+    else:
+        files = run_sm90(out)
+    for f in files:
+        print(f"wrote {f}")
+    if not files:
+        print("nothing written", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("isa", help="static ISA lab: compile kernels offline, parse registers/LDS/mix",
+                              description=__doc__, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p.add_argument("--target", choices=("gfx950", "sm90"), required=True)
+    p.add_argument("--out", help="output folder (default data/static/<target>)")
+    p.add_argument("--no-triton", action="store_true", help="skip the triton kernels")
+    p.add_argument("--no-seed", action="store_true", help="gfx950: skip seed 000's kernel")
+    p.add_argument("--keep-asm", metavar="DIR", help="gfx950: keep the HIP variants' .s files in DIR")
+    p.set_defaults(func=main)
