@@ -79,7 +79,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 step torch 150 "${BENCH[@]}" --backend torch --kv-format bf16,fp8,mxfp4 --out "$OUT/torch.csv"
 step flashinfer 150 "${BENCH[@]}" --backend flashinfer --kv-format bf16,fp8 --out "$OUT/flashinfer.csv"
 if [ -f mla/backends/triton_backend.py ]; then
-  step triton 180 "${BENCH[@]}" --backend triton --kv-format bf16,fp8,mxfp4 --out "$OUT/triton.csv"
+  step triton 180 "${BENCH[@]}" --backend triton --kv-format bf16,fp8,mxfp4 --config graph=true --out "$OUT/triton.csv"
 else
   say "=== [triton] skipped: mla/backends/triton_backend.py does not exist yet"
 fi

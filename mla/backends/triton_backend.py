@@ -1,0 +1,51 @@
+"""triton: the portable flash-decode family in mla/kernels/triton (split-K + LSE reduce).
+
+Config keys (all optional):
+  variant      a name from mla.kernels.triton.VARIANTS (default per KV format: DEFAULT_VARIANT)
+  num_splits   int in [1, 64], "auto" (heuristic from batch, KV length, SM count) or "race"
+               (time candidates on these inputs; needs CUDA)
+  graph        True: replay a CUDA graph keyed on the input tensors' addresses (CUDA only)
+  split_table  CSV of saved race decisions consulted by "auto" before the heuristic
+
+On CPU it runs under Triton's interpreter (``TRITON_INTERPRET=1`` must be set before triton is
+imported); on CUDA / ROCm it compiles for the device.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+from .. import problem as P
+from .base import Backend, BackendUnavailable, Plan
+
+CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table")
+
+
+class TritonBackend(Backend):
+    name = "triton"
+    description = "Triton flash-decode, split-K + LSE reduce, in-kernel fp8/MXFP4 decode; CUDA graphs"
+    kv_formats = P.KV_FORMATS
+    q_formats = P.Q_FORMATS
+    devices = ("cpu", "cuda")
+
+    def availability(self) -> tuple[bool, str]:
+        if importlib.util.find_spec("triton") is None:
+            return False, "needs the triton package"
+        return True, ""
+
+    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
+        unknown = sorted(set(config) - set(CONFIG_KEYS))
+        if unknown:
+            raise ValueError(f"backend 'triton' does not take config keys {unknown}; it takes {CONFIG_KEYS}")
+        if data[0].device.type == "cpu" and os.environ.get("TRITON_INTERPRET", "0") != "1":
+            raise BackendUnavailable("backend 'triton' on CPU inputs needs TRITON_INTERPRET=1 (set before "
+                                     "importing triton)")
+        from ..kernels.triton import TritonDecodePlan
+
+        p = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, **config)
+        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=p.run, outputs=p.outputs,
+                    config=dict(p.config))
+
+
+BACKEND = TritonBackend()

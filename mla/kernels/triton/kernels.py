@@ -1,0 +1,332 @@
+"""The Triton MLA decode kernels: flash-decode with online softmax, split-K partials + LSE reduce.
+
+One program handles (head group g, KV split k, batch element b): grid order, head groups fastest.
+Its M dimension is the
+``Q_SEQ_LEN x HEADS_PER_PROG`` query rows of b (row m = query m // HEADS_PER_PROG, head
+g * HEADS_PER_PROG + m % HEADS_PER_PROG), so all queries and heads of a batch element share every
+KV tile it loads. Per KV tile of BLOCK_N tokens it
+
+    1. loads the 512 latent dims once (``kv_lat`` [BLOCK_N, 512]) and the 64 rope dims once,
+    2. scores = q_lat @ kv_lat^T + q_rope @ kv_rope^T            (K = all 576 dims)
+    3. online softmax in base 2 (sm_scale * log2(e) folded into one multiply),
+    4. acc += p @ kv_lat                                          (V = the same latent tile),
+
+so each KV byte crosses HBM once. Decode-causal for q_seq_len s: query i sees the first
+``kv_len - s + i + 1`` tokens of its batch element.
+
+Known compiler limits (triton 3.6, sm90; enforced by the launcher): MXFP4 with M = 64 rows aborts
+in TritonGPUOptimizeDotOperands, so MXFP4 programs take <= 32 rows; MXFP4 with BLOCK_N = 16
+computed wrong results on the H200, so MXFP4 tiles are >= 32 tokens.
+
+KV formats (constexpr ``KV_FORMAT``):
+    0 bf16   - used as is.
+    1 fp8    - e4m3fn converted exactly to bf16; the per-tensor scale is folded into the score
+               multiplier and into the final normalisation (no per-element multiply).
+    2 mxfp4  - decoded in-kernel on every target (sm90, gfx950, the interpreter): each nibble is
+               placed in the exponent/mantissa bits of an fp16 (``sign<<15 | code<<9``), which is
+               exactly e2m1 * 2**-14 (the code-0/1 subnormals included), then multiplied by the
+               fp32 power of two ``2**(e8m0 - 127 + 14)`` and rounded to the dot dtype (exact).
+               ``tl.dot_scaled`` is not used: it scales along a dot's reduction dim, which fits
+               QK^T but not PV (there the MX blocks run along the output dim), and decoding the
+               latent tile once serves both dots, so one decoded tile costs less than a scaled
+               QK plus a separate decode for PV.
+
+Q formats (constexpr ``Q_FORMAT``), quantized in-kernel from the bf16 ``q`` (mirror in torch:
+:func:`mla.kernels.triton.qformat.quantize_q_like_kernel`):
+    0 bf16   - as is.
+    1 fp8    - per (query, head) row: scale = amax(|q_row|) / 448, values = e4m3fn(q / scale);
+               the row scale multiplies that row's scores. This is finer than mla.quant's
+               per-tensor Q scale (which needs a grid-wide amax pass first); documented, tested
+               against its own torch mirror.
+    2 mxfp4  - per 32-dim block, exactly :func:`mla.quant.quantize_q_mxfp4` (aiter's "even" scale
+               rule, E2M1 round-to-nearest-even, saturating at +-6); value * scale is exact in bf16,
+               so the kernel matches ``mla.reference(data, q_format="mxfp4")``.
+
+Variant knobs: ``PREFETCH`` issues the next tile's loads before decoding the current one (a
+register double buffer: on sm90 the bf16 tile streams through cp.async into the dots, but fp8 /
+MXFP4 tiles, consumed by an elementwise decode, mostly compile to plain loads that stall);
+``MX_DECODE=1`` decodes MXFP4 with integer ops straight to bf16 bits (no
+conversions or multiplies; needs E8M0 bytes >= 1); ``DOT_F16=True`` runs the dots in fp16 (fp8 KV
+only: e4m3 -> fp16 is one conversion per pair; Q must then fit fp16's range, |q| < 65504).
+
+``DOT_FP32`` casts dot operands to fp32: Triton 3.9's interpreter returns garbage for a bf16
+``tl.dot``, so the launcher sets it when ``TRITON_INTERPRET=1``; GPUs use bf16 operands. The same
+flag rounds the bf16 output store to nearest even by hand (the interpreter's cast truncates).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+KV_FORMAT_CODE = {"bf16": 0, "fp8": 1, "mxfp4": 2}
+Q_FORMAT_CODE = {"bf16": 0, "fp8": 1, "mxfp4": 2}
+
+
+
+@triton.jit
+def _e2m1_bytes_to_f32(packed, scale_e8m0):
+    """packed uint8 [..., 16] (32 nibbles of one MX block, even index low), scale [..., 1] uint8
+    -> (low, high) fp32 values, each [..., 16]: element 2i is low[i], element 2i+1 is high[i]."""
+    b = packed.to(tl.uint16)
+    lo_bits = ((b & 0x8) << 12) | ((b & 0x7) << 9)
+    hi_bits = ((b & 0x80) << 8) | ((b & 0x70) << 5)
+    # fp16 with the 3-bit code in bits 9..11 equals e2m1 * 2**-14 exactly; undo it with the scale
+    factor = ((scale_e8m0.to(tl.int32) + 14) << 23).to(tl.float32, bitcast=True)
+    lo = lo_bits.to(tl.float16, bitcast=True).to(tl.float32) * factor
+    hi = hi_bits.to(tl.float16, bitcast=True).to(tl.float32) * factor
+    return lo, hi
+
+
+@triton.jit
+def _e2m1_code_to_bf16_bits(nibble, exp_bias):
+    """4-bit E2M1 code -> bf16 bits of code_value * 2**(e8m0 - 127), integer ops only.
+    ``exp_bias = (e8m0 - 1) << 7``. Codes 2..7 are (1 + m/2) * 2**(e - 1): exponent field
+    e - 1 + e8m0 = (code << 6) + exp_bias with the mantissa bit landing in bit 6; code 1 (0.5)
+    needs its mantissa bit cleared; code 0 is zero."""
+    code = nibble & 7
+    mag = (code << 6) + exp_bias - (((2 >> code) & 1) << 6)
+    mag = tl.where(code == 0, 0, mag)
+    return mag | ((nibble & 8) << 12)
+
+
+@triton.jit
+def _e2m1_bytes_to_bf16(packed, scale_e8m0):
+    """Like :func:`_e2m1_bytes_to_f32` but straight to bf16 bits (no conversions, no multiply).
+    Assumes e8m0 >= 1 (scales >= 2**-126): byte 0 would need a subnormal."""
+    b = packed.to(tl.int32)
+    exp_bias = (scale_e8m0.to(tl.int32) - 1) << 7
+    lo = _e2m1_code_to_bf16_bits(b & 0xF, exp_bias).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    hi = _e2m1_code_to_bf16_bits(b >> 4, exp_bias).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    return lo, hi
+
+
+@triton.jit
+def _decode_mx(packed, scale_e8m0, MX_DECODE: tl.constexpr, DOT_DTYPE: tl.constexpr):
+    if MX_DECODE == 1:
+        lo, hi = _e2m1_bytes_to_bf16(packed, scale_e8m0)
+    else:
+        lo, hi = _e2m1_bytes_to_f32(packed, scale_e8m0)
+    return lo.to(DOT_DTYPE), hi.to(DOT_DTYPE)
+
+
+@triton.jit
+def _load_kv_raw(kv_ptr, scales_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok,
+                 KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr):
+    """One KV tile as stored, 4 tensors: bf16/fp8 (latent [BLOCK_N, 512], rope [BLOCK_N, 64], -, -);
+    MXFP4 (packed latent [BLOCK_N, 16, 16], packed rope [BLOCK_N, 2, 16], scales [BLOCK_N, 16],
+    [BLOCK_N, 2]): 288 packed bytes per token = 18 blocks of 16 bytes, 16 latent + 2 rope."""
+    if KV_FORMAT == 2:
+        blk_lat = tl.arange(0, 16)
+        blk_rope = tl.arange(0, 2)
+        byte = tl.arange(0, 16)
+        row = kv_ptr + tok[:, None, None] * stride_kv_tok
+        m3 = tok_mask[:, None, None]
+        a = tl.load(row + blk_lat[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0)
+        b = tl.load(row + 256 + blk_rope[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0)
+        srow = scales_ptr + tok[:, None] * stride_sc_tok
+        c = tl.load(srow + blk_lat[None, :], mask=tok_mask[:, None], other=0)
+        d = tl.load(srow + 16 + blk_rope[None, :], mask=tok_mask[:, None], other=0)
+    else:
+        row = kv_ptr + tok[:, None] * stride_kv_tok
+        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0)
+        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0)
+        c = tl.zeros([BLOCK_N, 16], dtype=tl.uint8)  # unused placeholders keep one signature
+        d = tl.zeros([BLOCK_N, 2], dtype=tl.uint8)
+    return a, b, c, d
+
+
+@triton.jit
+def _decode_kv(a, b, c, d, KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, DOT_DTYPE: tl.constexpr,
+               MX_DECODE: tl.constexpr):
+    """Raw tile (see :func:`_load_kv_raw`) -> (latent [BLOCK_N, 512], rope [BLOCK_N, 64]) in DOT_DTYPE."""
+    if KV_FORMAT == 2:
+        lo, hi = _decode_mx(a, c[:, :, None], MX_DECODE, DOT_DTYPE)
+        lat = tl.reshape(tl.join(lo, hi), (BLOCK_N, 512))
+        lo_r, hi_r = _decode_mx(b, d[:, :, None], MX_DECODE, DOT_DTYPE)
+        rope = tl.reshape(tl.join(lo_r, hi_r), (BLOCK_N, 64))
+    else:
+        lat = a.to(DOT_DTYPE)
+        rope = b.to(DOT_DTYPE)
+    return lat, rope
+
+
+@triton.jit
+def _round_half_even(x):
+    # fp32 add rounds to nearest even; valid for |x| < 2**22 (here |x| <= 12)
+    return (x + 12582912.0) - 12582912.0
+
+
+@triton.jit
+def _to_bf16(x, EXACT_RNE: tl.constexpr):
+    """fp32 -> bf16, round to nearest even. The GPUs' cast does that; Triton 3.9's interpreter
+    truncates, so when interpreting (EXACT_RNE) round the bits first and let it truncate exactly."""
+    if EXACT_RNE:
+        bits = x.to(tl.uint32, bitcast=True)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        x = bits.to(tl.float32, bitcast=True)
+    return x.to(tl.bfloat16)
+
+
+@triton.jit
+def _round_to_e4m3(x):
+    """fp32 (|x| <= 448) -> nearest e4m3fn value (ties to even), as fp32. Done arithmetically:
+    Triton 3.9's interpreter mis-rounds ``.to(tl.float8e4nv)`` across a binade (7.8 -> 4.0)."""
+    biased = (x.to(tl.int32, bitcast=True) >> 23) & 0xFF
+    quantum = tl.maximum(biased - 3, 127 - 9)  # 3 mantissa bits; subnormal step 2**-9
+    step = (quantum << 23).to(tl.float32, bitcast=True)
+    inv_step = ((254 - quantum) << 23).to(tl.float32, bitcast=True)
+    return tl.minimum(tl.maximum(_round_half_even(x * inv_step) * step, -448.0), 448.0)
+
+
+@triton.jit
+def _quantize_q(q, BLOCK_M: tl.constexpr, DIM: tl.constexpr, Q_FORMAT: tl.constexpr):
+    """q fp32 [BLOCK_M, DIM] -> (values fp32 exact in bf16, row scale fp32 [BLOCK_M] or None).
+    For fp8 the row scale is returned separately and must multiply the scores."""
+    if Q_FORMAT == 2:
+        qb = tl.reshape(q, (BLOCK_M, DIM // 32, 32))
+        amax = tl.max(tl.abs(qb), axis=2)
+        # mla.quant's "even" rule: round amax's mantissa at bit 21, then 2**(floor(log2) - 2),
+        # built directly in the fp32 exponent field (amax == 0 -> scale 1, values 0)
+        biased = (((amax.to(tl.int32, bitcast=True) + 0x200000) >> 23) & 0xFF) - 2
+        e = tl.where(amax > 0, tl.minimum(tl.maximum(biased, 1), 253), 127)
+        scale = (e << 23).to(tl.float32, bitcast=True)
+        inv_scale = ((254 - e) << 23).to(tl.float32, bitcast=True)
+        a = tl.abs(qb * inv_scale[:, :, None])
+        r = tl.where(a < 2.0, _round_half_even(a * 2.0) * 0.5,
+                     tl.where(a < 4.0, _round_half_even(a), _round_half_even(a * 0.5) * 2.0))
+        r = tl.minimum(r, 6.0)
+        r = tl.where(qb < 0, -r, r)
+        return tl.reshape(r * scale[:, :, None], (BLOCK_M, DIM))
+    else:
+        return q
+
+
+@triton.jit
+def mla_decode_split_kernel(
+    q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
+    part_o_ptr, part_lse_ptr, out_ptr,
+    stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
+    sm_scale, num_splits,
+    NUM_HEADS: tl.constexpr, Q_SEQ_LEN: tl.constexpr, HEADS_PER_PROG: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
+    KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
+    DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
+):
+    """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
+    writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
+    [total_q, H, num_splits] for :func:`mla_decode_reduce_kernel`. num_splits is a runtime value so
+    a split sweep does not recompile."""
+    ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
+    DOT_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if DOT_F16 else tl.bfloat16)
+    # head groups vary fastest, so programs reading the same KV tiles run side by side (L2 reuse)
+    head_group = tl.program_id(0)
+    split = tl.program_id(1)
+    b = tl.program_id(2)
+
+    q_start = tl.load(qo_indptr_ptr + b)
+    kv_start = tl.load(kv_indptr_ptr + b)
+    kv_len = tl.load(kv_indptr_ptr + b + 1) - kv_start
+
+    # split boundaries, in whole BLOCK_N tiles so every tile but the last is full
+    chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
+    start = split * chunk
+    end = tl.minimum(start + chunk, kv_len)
+
+    rows = tl.arange(0, BLOCK_M)
+    row_ok = rows < ROWS  # BLOCK_M pads q_seq_len * heads to a power of two
+    q_idx = tl.where(row_ok, rows // HEADS_PER_PROG, 0)  # query index within the batch element
+    head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
+    q_row_ptr = q_ptr + (q_start + q_idx)[:, None] * stride_q_tok + head[:, None] * stride_q_head
+    d_lat = tl.arange(0, 512)
+    d_rope = tl.arange(0, 64)
+    q_lat = tl.load(q_row_ptr + d_lat[None, :], mask=row_ok[:, None], other=0.0).to(tl.float32)
+    q_rope = tl.load(q_row_ptr + 512 + d_rope[None, :], mask=row_ok[:, None], other=0.0).to(tl.float32)
+
+    score_scale = sm_scale * 1.4426950408889634  # base-2 softmax
+    if KV_FORMAT == 1:
+        kv_scale = tl.load(kv_aux_ptr)
+        score_scale = score_scale * kv_scale
+    if Q_FORMAT == 1:
+        # per (query, head) row fp8: values e4m3(q / s), the scale s folds into the row's scores
+        amax = tl.maximum(tl.max(tl.abs(q_lat), axis=1), tl.max(tl.abs(q_rope), axis=1))
+        q_row_scale = tl.where(amax > 0, amax / 448.0, 1.0)
+        q_lat = _round_to_e4m3(q_lat / q_row_scale[:, None])
+        q_rope = _round_to_e4m3(q_rope / q_row_scale[:, None])
+        row_score_scale = q_row_scale * score_scale
+    else:
+        q_lat = _quantize_q(q_lat, BLOCK_M, 512, Q_FORMAT)
+        q_rope = _quantize_q(q_rope, BLOCK_M, 64, Q_FORMAT)
+        row_score_scale = tl.zeros([BLOCK_M], dtype=tl.float32) + score_scale
+    q_lat = q_lat.to(DOT_DTYPE)
+    q_rope = q_rope.to(DOT_DTYPE)
+
+    # decode-causal: row m sees tokens [0, kv_len - Q_SEQ_LEN + q_idx + 1)
+    visible = kv_len - Q_SEQ_LEN + q_idx + 1
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, 512], dtype=tl.float32)
+    offs_n = tl.arange(0, BLOCK_N)
+    if PREFETCH:  # register double buffer: the next tile's loads fly while this one is decoded
+        r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + start + offs_n, start + offs_n < end,
+                                      stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N)
+    for n0 in range(start, end, BLOCK_N):
+        pos = n0 + offs_n
+        if PREFETCH:
+            c0, c1, c2, c3 = r0, r1, r2, r3
+            nxt = pos + BLOCK_N
+            r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + nxt, nxt < end, stride_kv_tok,
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N)
+        else:
+            c0, c1, c2, c3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + pos, pos < end, stride_kv_tok,
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N)
+        lat, rope = _decode_kv(c0, c1, c2, c3, KV_FORMAT, BLOCK_N, DOT_DTYPE, MX_DECODE)
+        s = tl.dot(q_lat, tl.trans(lat)) + tl.dot(q_rope, tl.trans(rope))
+        s = s * row_score_scale[:, None]
+        s = tl.where(pos[None, :] < visible[:, None], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # rows with nothing visible yet
+        alpha = tl.exp2(m_i - m_safe)
+        p = tl.exp2(s - m_safe[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(DOT_DTYPE), lat)
+        m_i = m_new
+
+    if KV_FORMAT == 1:
+        acc = acc * kv_scale
+    tok_out = q_start + q_idx
+    if SINGLE_PASS:
+        o = acc / l_i[:, None]
+        tl.store(out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d_lat[None, :],
+                 _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+    else:
+        has = l_i > 0
+        o = acc / tl.where(has, l_i, 1.0)[:, None]
+        lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
+        part_row = (tok_out * NUM_HEADS + head) * num_splits + split
+        tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], o, mask=row_ok[:, None])
+        tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+
+
+@triton.jit
+def mla_decode_reduce_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, stride_o_head, num_splits,
+                             NUM_HEADS: tl.constexpr, SPLITS_P2: tl.constexpr,
+                             HEADS_PER_PROG: tl.constexpr, EXACT_RNE: tl.constexpr):
+    """Grid (total_q, NUM_HEADS // HEADS_PER_PROG): combine the splits' partials by their LSE."""
+    tok = tl.program_id(0)
+    head = tl.program_id(1) * HEADS_PER_PROG + tl.arange(0, HEADS_PER_PROG)
+    sp = tl.arange(0, SPLITS_P2)
+    d = tl.arange(0, 512)
+    sp_mask = sp < num_splits
+    row = (tok * NUM_HEADS + head)[:, None] * num_splits + sp[None, :]  # [H, S]
+    lse = tl.load(part_lse_ptr + row, mask=sp_mask[None, :], other=float("-inf"))
+    m = tl.max(lse, axis=1)  # every (query, head) sees >= 1 token, so m is finite
+    w = tl.exp2(lse - m[:, None])
+    w = w / tl.sum(w, axis=1)[:, None]
+    acc = tl.zeros([HEADS_PER_PROG, 512], dtype=tl.float32)
+    for k in range(num_splits):
+        wk = tl.sum(tl.where(sp[None, :] == k, w, 0.0), axis=1)
+        part = tl.load(part_o_ptr + ((tok * NUM_HEADS + head) * num_splits + k)[:, None] * 512 + d[None, :])
+        acc += wk[:, None] * part
+    tl.store(out_ptr + tok * stride_o_tok + head[:, None] * stride_o_head + d[None, :], _to_bf16(acc, EXACT_RNE))

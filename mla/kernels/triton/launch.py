@@ -1,0 +1,294 @@
+"""The one launcher for the Triton MLA decode family: split heuristic, per-shape plan, CUDA graphs.
+
+    plan = TritonDecodePlan(data, kv_format="mxfp4", variant="v2_n64_w4_s2", graph=True)
+    out = plan.run(data)          # (total_q, H, 512) bf16, a buffer the plan owns
+
+A plan is built once per shape (buffers, grid, kernel arguments that do not depend on the input
+tensors). ``run`` launches one kernel (``num_splits == 1``) or two (split + LSE reduce). With
+``graph=True`` on CUDA, ``run`` replays a CUDA graph captured for the input tensors' addresses: a
+graph replays the pointers it captured, so the cache is keyed on every input ``data_ptr`` and a new
+address set is captured afresh (up to :data:`MAX_GRAPHS` per plan, then it launches directly);
+stale inputs are never replayed.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+import triton
+
+from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
+from .kernels import KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_split_kernel
+from .variants import DEFAULT_VARIANT, Variant, get_variant
+
+MAX_SPLITS = 64
+MAX_GRAPHS = 8
+CTAS_PER_SM_TARGET = 2  # aim for ~2 resident programs per SM so loads of one hide the other's math
+MIN_SPLIT_TOKENS = 64  # a split shorter than this pays its LSE write + reduce for little work
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def device_sm_count(device) -> int:
+    """SMs (CUs on ROCm) of ``device``; 132 (an H200) for CPU so the heuristic stays deterministic."""
+    device = torch.device(device)
+    if device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 132
+
+
+def heads_per_program(variant: Variant, num_heads: int, q_seq_len: int, kv_format: str = "bf16") -> int:
+    """Heads one program takes: the variant's choice, else as many as keep M = q_seq_len x heads
+    within 32 rows (64 with 8 warps): the fp32 accumulator is M x 512 registers across the CTA.
+    MXFP4 stays at 32 rows: M = 64 with the decoded tile crashes triton 3.6's
+    TritonGPUOptimizeDotOperands ("Illegal shared layout"; seen on the H200 and reproduced offline)."""
+    if variant.heads_per_prog:
+        hp = variant.heads_per_prog
+        if num_heads % hp:
+            raise ValueError(f"variant {variant.name!r} takes {hp} heads per program; {num_heads} heads do not divide")
+        return hp
+    row_cap = 64 if variant.num_warps >= 8 and kv_format != "mxfp4" else 32
+    hp = 1 << max(0, (max(1, row_cap // q_seq_len)).bit_length() - 1)  # power of two <= row_cap / s
+    return max(1, min(num_heads, hp))
+
+
+def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int) -> int:
+    """KV splits per batch element: enough programs for ~CTAS_PER_SM_TARGET per SM, no split shorter
+    than MIN_SPLIT_TOKENS (nor than one tile), and 1 (no reduce pass) when batch x head groups
+    already fills the chip. H200 probe (2026-11-30): bs4-kv1024 is best at 16 splits, bs32-kv8192 at
+    4-16 (flat within ~10%), bs256 at 1."""
+    programs = batch_size * num_head_groups
+    if programs >= num_sms:
+        return 1
+    want = math.ceil(CTAS_PER_SM_TARGET * num_sms / programs)
+    by_length = max(1, max_kv_len // max(MIN_SPLIT_TOKENS, block_n))
+    return max(1, min(want, by_length, MAX_SPLITS))
+
+
+def _kv_tensors(data, kv_format):
+    """(kv tensor, aux tensor (fp8 scale / MXFP4 scales / a dummy), kv row stride, scale row stride)."""
+    kv_data = data[1]
+    if kv_format not in KV_FORMAT_CODE:
+        raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
+    if kv_format not in kv_data:
+        raise ValueError(f"kv_data has no {kv_format!r} entry (has {sorted(kv_data)})")
+    if kv_format == "bf16":
+        kv = kv_data["bf16"]
+        return kv, kv, kv.stride(0), 0
+    if kv_format == "fp8":
+        kv, scale = kv_data["fp8"]
+        return kv, scale, kv.stride(0), 0
+    packed, scales = kv_data["mxfp4"]
+    if scales.shape[-1] < 18:
+        raise ValueError(f"MXFP4 scales need >= 18 columns per row, got {scales.shape[-1]}")
+    return packed, scales, packed.stride(0), scales.stride(0)
+
+
+class TritonDecodePlan:
+    """A ready decode for one shape. ``run(data)`` is the lean call; ``outputs`` lists the buffers
+    it writes (the harness poisons them)."""
+
+    def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
+                 num_splits: int | str | None = None, graph: bool = False, split_table: str | None = None):
+        q, kv_data, qo_indptr, kv_indptr, config = data
+        if kv_format not in KV_FORMAT_CODE:
+            raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
+        if q_format not in Q_FORMAT_CODE:
+            raise ValueError(f"unknown q_format {q_format!r}; choose from {tuple(Q_FORMAT_CODE)}")
+        num_heads = int(config["num_heads"])
+        if num_heads not in SUPPORTED_NUM_HEADS or q.shape[1] != num_heads:
+            raise ValueError(f"num_heads must be one of {SUPPORTED_NUM_HEADS} and match q, got {num_heads} "
+                             f"(q has {q.shape[1]})")
+        if q.shape[-1] != QK_HEAD_DIM or q.dtype != torch.bfloat16 or q.stride(-1) != 1:
+            raise ValueError(f"q must be (total_q, H, {QK_HEAD_DIM}) bf16 with unit last stride, got "
+                             f"{tuple(q.shape)} {q.dtype}")
+        self.kv_format, self.q_format = kv_format, q_format
+        self.variant = get_variant(variant or DEFAULT_VARIANT[kv_format])
+        if kv_format == "mxfp4" and self.variant.block_n < 32:
+            raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
+                             "computed wrong results on triton 3.6 / sm90 (H200 probe 2026-11-30); use BLOCK_N >= 32")
+        if self.variant.dot_f16 and kv_format != "fp8":
+            raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' only, got {kv_format!r}")
+        self.q_seq_len = int(config["q_seq_len"])
+        self.batch_size = int(kv_indptr.numel()) - 1
+        if q.shape[0] != self.batch_size * self.q_seq_len:
+            raise ValueError(f"q has {q.shape[0]} rows, expected batch {self.batch_size} x q_seq_len {self.q_seq_len}")
+        kv_lens = config.get("kv_lens")
+        self.max_kv_len = int(max(kv_lens)) if kv_lens else int(config["kv_seq_len"])
+        self.num_heads = num_heads
+        self.sm_scale = float(config["sm_scale"])
+        self.device = q.device
+
+        hp = heads_per_program(self.variant, num_heads, self.q_seq_len, kv_format)
+        self.heads_per_prog = hp
+        self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
+        self.num_head_groups = num_heads // hp
+        self.num_splits = self._resolve_splits(num_splits, data, split_table)
+
+        total_q = q.shape[0]
+        self.out = torch.empty((total_q, num_heads, V_HEAD_DIM), dtype=torch.bfloat16, device=self.device)
+        if self.num_splits > 1:
+            self.part_o = torch.empty((total_q, num_heads, self.num_splits, V_HEAD_DIM), dtype=torch.float32,
+                                      device=self.device)
+            self.part_lse = torch.empty((total_q, num_heads, self.num_splits), dtype=torch.float32, device=self.device)
+        else:  # single pass: the kernel writes self.out; these pointers are never touched
+            self.part_o = self.part_lse = self.out
+        self.grid = (self.num_head_groups, self.num_splits, self.batch_size)
+        self.reduce_hp = num_heads if num_heads <= 16 else 16
+        self.reduce_grid = (total_q, num_heads // self.reduce_hp)
+        self.constexprs = dict(
+            NUM_HEADS=num_heads, Q_SEQ_LEN=self.q_seq_len, HEADS_PER_PROG=hp, BLOCK_M=self.block_m,
+            BLOCK_N=self.variant.block_n, SINGLE_PASS=self.num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
+            Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=interpreting(),
+            DOT_F16=self.variant.dot_f16, MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch,
+            num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
+        self.graph = bool(graph) and self.device.type == "cuda" and not interpreting()
+        self._graphs: dict[tuple, torch.cuda.CUDAGraph] = {}
+        self.outputs = [self.out]
+        self.config = dict(variant=self.variant.name, num_splits=self.num_splits, heads_per_prog=hp,
+                           block_n=self.variant.block_n, num_warps=self.variant.num_warps,
+                           num_stages=self.variant.num_stages, graph=self.graph, launches=1 + (self.num_splits > 1))
+
+    # -- split choice ---------------------------------------------------------------------------
+    def _resolve_splits(self, num_splits, data, split_table) -> int:
+        if num_splits is None or num_splits == "auto":
+            if split_table:
+                hit = lookup_split_decision(split_table, self._decision_key())
+                if hit is not None:
+                    return hit
+            return choose_num_splits(self.batch_size, self.max_kv_len, self.num_head_groups,
+                                     device_sm_count(self.device), self.variant.block_n)
+        if num_splits == "race":
+            return race_num_splits(data, kv_format=self.kv_format, q_format=self.q_format,
+                                   variant=self.variant.name, save_to=split_table)[0]
+        if isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
+            raise ValueError(f"num_splits must be an int in [1, {MAX_SPLITS}], 'auto' or 'race'; got {num_splits!r}")
+        return num_splits
+
+    def _decision_key(self) -> dict:
+        return dict(device=_device_name(self.device), kv_format=self.kv_format, q_format=self.q_format,
+                    variant=self.variant.name, batch_size=self.batch_size, kv_seq_len=self.max_kv_len,
+                    q_seq_len=self.q_seq_len, num_heads=self.num_heads)
+
+    # -- the call -----------------------------------------------------------------------------
+    def launch(self, data) -> torch.Tensor:
+        """Launch the kernel(s) on ``data`` directly (no graph)."""
+        q, _, qo_indptr, kv_indptr, _ = data
+        kv, aux, stride_kv, stride_sc = _kv_tensors(data, self.kv_format)
+        out = self.out
+        mla_decode_split_kernel[self.grid](
+            q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
+            q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
+            self.num_splits, **self.constexprs)
+        if self.num_splits > 1:
+            mla_decode_reduce_kernel[self.reduce_grid](
+                self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits,
+                NUM_HEADS=self.num_heads, SPLITS_P2=MAX_SPLITS, HEADS_PER_PROG=self.reduce_hp,
+                EXACT_RNE=interpreting(), num_warps=4)
+        return out
+
+    def _ptr_key(self, data) -> tuple:
+        q, kv_data, qo_indptr, kv_indptr, _ = data
+        kv, aux, _, _ = _kv_tensors(data, self.kv_format)
+        return (q.data_ptr(), kv.data_ptr(), aux.data_ptr(), qo_indptr.data_ptr(), kv_indptr.data_ptr())
+
+    def _capture(self, data, key):
+        stream = torch.cuda.Stream(self.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(stream):
+            self.launch(data)  # compile + warm up outside the capture
+        torch.cuda.current_stream(self.device).wait_stream(stream)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.launch(data)
+        self._graphs[key] = g
+        return g
+
+    def run(self, data) -> torch.Tensor:
+        if not self.graph or torch.cuda.is_current_stream_capturing():
+            # inside someone else's capture (the harness's kernel timer) launch plainly: the outer
+            # graph then holds the kernels themselves
+            return self.launch(data)
+        key = self._ptr_key(data)
+        g = self._graphs.get(key)
+        if g is None:
+            if len(self._graphs) >= MAX_GRAPHS:  # addresses keep changing: graphs no longer pay
+                return self.launch(data)
+            g = self._capture(data, key)
+        g.replay()
+        return self.out
+
+    __call__ = run
+
+
+# -- measured split race -------------------------------------------------------------------------
+SPLIT_TABLE_FIELDS = ("device", "kv_format", "q_format", "variant", "batch_size", "kv_seq_len", "q_seq_len",
+                      "num_heads", "num_splits", "us", "candidates_us", "utc")
+
+
+def _device_name(device) -> str:
+    device = torch.device(device)
+    if device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_name(device)
+    return "cpu"
+
+
+def race_num_splits(data, *, kv_format: str, q_format: str = "bf16", variant: str | None = None,
+                    candidates=(1, 2, 4, 8, 16, 32), reps: int = 20, save_to: str | None = None):
+    """Time each candidate num_splits on ``data`` (CUDA events, median of ``reps`` warm graph-free
+    calls) and return ``(best, {splits: us})``; with ``save_to`` append the decision to that CSV
+    (e.g. ``data/measured/h200/triton-split-decisions.csv``) for ``split_table=`` lookups."""
+    if data[0].device.type != "cuda":
+        raise ValueError("race_num_splits needs CUDA inputs (it times the kernels)")
+    max_len = int(max(data[4]["kv_lens"])) if data[4].get("kv_lens") else int(data[4]["kv_seq_len"])
+    times = {}
+    for s in candidates:
+        if s > max(1, max_len // 16):
+            continue
+        p = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, variant=variant, num_splits=s)
+        p.launch(data)
+        torch.cuda.synchronize()
+        samples = []
+        for _ in range(reps):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            p.launch(data)
+            b.record()
+            b.synchronize()
+            samples.append(a.elapsed_time(b) * 1e3)
+        times[s] = sorted(samples)[len(samples) // 2]
+    best = min(times, key=times.get)
+    if save_to:
+        probe = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, variant=variant, num_splits=best)
+        row = dict(probe._decision_key(), num_splits=best, us=round(times[best], 2),
+                   candidates_us=";".join(f"{k}:{v:.1f}" for k, v in times.items()),
+                   utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        path = Path(save_to)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
+        with path.open("a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=SPLIT_TABLE_FIELDS)
+            if new:
+                w.writeheader()
+            w.writerow(row)
+    return best, times
+
+
+def lookup_split_decision(path: str, key: dict) -> int | None:
+    """The last saved race decision matching ``key`` in the CSV at ``path`` (None if absent)."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    hit = None
+    with p.open() as f:
+        for row in csv.DictReader(f):
+            if all(str(row.get(k)) == str(v) for k, v in key.items()):
+                hit = int(row["num_splits"])
+    return hit

@@ -1,0 +1,135 @@
+"""Ahead-of-time compiles of the Triton MLA decode kernel for a GPU this machine does not have.
+
+    from triton.backends.compiler import GPUTarget
+    k = compile_offline(GPUTarget("hip", "gfx950", 64), variant="v2_n64_w4_s2", kv_format="mxfp4",
+                        waves_per_eu=1, matrix_instr_nonkdim=16, kpack=2)
+    k.asm["amdgcn"]      # ISA text; k.asm also has "ttir", "ttgir", "llir" (+ "ptx"/"cubin" on cuda)
+    k.metadata           # num_warps, shared memory, ... as the compiler resolved them
+
+Used by CI (one config per KV format on both targets) and by the static ISA reports (mla.analysis).
+Under ``TRITON_INTERPRET=1`` (the CPU tests) the compile runs in a child process without it.
+Triton's wheels carry what both targets need here (ptxas for sm90; the HIP backend's own linker
+for the gfx950 code object), so the binary stage runs too.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from .kernels import KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_split_kernel
+from .launch import heads_per_program
+from .variants import get_variant
+
+SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
+
+
+@dataclass
+class OfflineKernel:
+    """What :func:`compile_offline` returns: ``asm`` maps stage name (ttir, ttgir, llir, ptx/cubin or
+    amdgcn/hsaco) -> text/bytes; ``metadata`` is the compiler's metadata (shared memory, warps...)."""
+
+    name: str
+    target: GPUTarget
+    options: dict
+    asm: dict = field(default_factory=dict)
+    metadata: object = None
+
+
+def _split_kernel_signature(kv_format: str) -> dict:
+    kv_dtype = {"bf16": "*bf16", "fp8": "*fp8e4nv", "mxfp4": "*u8"}[kv_format]
+    aux = {"bf16": "*bf16", "fp8": "*fp32", "mxfp4": "*u8"}[kv_format]
+    return {"q_ptr": "*bf16", "kv_ptr": kv_dtype, "kv_aux_ptr": aux, "qo_indptr_ptr": "*i32",
+            "kv_indptr_ptr": "*i32", "part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
+            "stride_q_tok": "i32", "stride_q_head": "i32", "stride_kv_tok": "i32", "stride_sc_tok": "i32",
+            "stride_o_tok": "i32", "stride_o_head": "i32", "sm_scale": "fp32", "num_splits": "i32"}
+
+
+def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_format: str = "mxfp4",
+                    q_format: str = "bf16", num_heads: int = 16, q_seq_len: int = 1, num_splits: int = 2,
+                    kernel: str = "split", waves_per_eu: int | None = None,
+                    matrix_instr_nonkdim: int | None = None, kpack: int | None = None) -> OfflineKernel:
+    """Compile one kernel of the family for ``target`` without a GPU and return its stages.
+
+    target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
+    kernel: ``"split"`` (the flash-decode kernel) or ``"reduce"`` (the LSE combine).
+    AMD knobs (HIP only; ignored for cuda): ``waves_per_eu`` (occupancy hint), ``matrix_instr_nonkdim``
+    (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
+    """
+    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+        # the interpreter replaced every @triton.jit function; compile in a clean process instead
+        return _compile_in_subprocess(target, dict(
+            variant=variant, kv_format=kv_format, q_format=q_format, num_heads=num_heads, q_seq_len=q_seq_len,
+            num_splits=num_splits, kernel=kernel, waves_per_eu=waves_per_eu,
+            matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack))
+    if (target.backend, target.arch) not in SUPPORTED_TARGETS:
+        raise ValueError(f"unsupported target {target}; choose from {SUPPORTED_TARGETS} (cuda arch as int)")
+    if kv_format not in KV_FORMAT_CODE:
+        raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
+    if q_format not in Q_FORMAT_CODE:
+        raise ValueError(f"unknown q_format {q_format!r}; choose from {tuple(Q_FORMAT_CODE)}")
+    if kernel not in ("split", "reduce"):
+        raise ValueError(f"kernel must be 'split' or 'reduce', got {kernel!r}")
+    v = get_variant(variant)
+    options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
+    if target.backend == "hip":
+        for k, val in (("waves_per_eu", waves_per_eu), ("matrix_instr_nonkdim", matrix_instr_nonkdim),
+                       ("kpack", kpack)):
+            if val is not None:
+                options[k] = val
+    if kernel == "split":
+        hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
+        constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
+                          BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
+                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
+                          Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
+                          MX_DECODE=v.mx_decode, PREFETCH=v.prefetch)
+        fn, signature = mla_decode_split_kernel, _split_kernel_signature(kv_format)
+    else:
+        constexprs = dict(NUM_HEADS=num_heads, SPLITS_P2=64, HEADS_PER_PROG=min(16, num_heads),
+                          EXACT_RNE=False)
+        fn = mla_decode_reduce_kernel
+        signature = {"part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
+                     "stride_o_tok": "i32", "stride_o_head": "i32", "num_splits": "i32"}
+    for k in constexprs:
+        signature[k] = "constexpr"
+    # what the JIT would specialize at run time: 16-byte aligned pointers and strides divisible by
+    # 16 (the MXFP4 scale row stride, 24, is not), which is what lets loads vectorize
+    aligned = [k for k, t in signature.items()
+               if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits"))]
+    attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k in aligned}
+    src = ASTSource(fn=fn, signature=signature, attrs=attrs,
+                    constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})
+    name = f"{kernel}-{variant}-{kv_format}-q{q_format}-h{num_heads}-s{q_seq_len}"
+    result = OfflineKernel(name=name, target=target, options=options)
+    compiled = triton.compile(src, target=target, options=options)
+    meta = compiled.metadata
+    result.asm, result.metadata = dict(compiled.asm), meta._asdict() if hasattr(meta, "_asdict") else meta
+    return result
+
+
+def _compile_in_subprocess(target: GPUTarget, kwargs: dict) -> OfflineKernel:
+    """Run :func:`compile_offline` in a child without TRITON_INTERPRET; ValueErrors come back as such."""
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    script = ("import pickle, sys\n"
+              "from mla.kernels.triton.offline import compile_offline\n"
+              "target, kwargs = pickle.load(sys.stdin.buffer)\n"
+              "try:\n    res = compile_offline(target, **kwargs)\n"
+              "except ValueError as e:\n    res = e\n"
+              "sys.stdout.buffer.write(pickle.dumps(res))\n")
+    proc = subprocess.run([sys.executable, "-c", script], input=pickle.dumps((target, kwargs)), env=env,
+                          capture_output=True, cwd=str(Path(__file__).resolve().parents[3]))
+    if proc.returncode != 0:
+        raise RuntimeError(f"offline compile failed:\n{proc.stderr.decode()[-4000:]}")
+    res = pickle.loads(proc.stdout)
+    if isinstance(res, ValueError):
+        raise res
+    return res
