@@ -48,6 +48,20 @@ def measure_bandwidth(device: str | torch.device, nbytes: int | None = None,
                copy_gbs=2 * bytes_read / (summarize(t_copy)["median"] * 1e-6) / 1e9,
                probe_bytes=bytes_read)
     del src, dst
+    res["host_floor_us"] = measure_host_floor(device, rule)
     if device.type == "cuda":
         torch.cuda.empty_cache()  # hand the probe's 8 GiB back before the cases allocate
     return res
+
+
+def measure_host_floor(device: torch.device, rule: StoppingRule) -> float:
+    """Median time of one tiny torch op (``x.add_(1)`` on one element), timed like a 'cold' call:
+    the anchors' launch-floor probe. Host cost per launch differs between machines of one kind;
+    this column lets small-shape times be compared across runs."""
+    x = torch.zeros(1, device=device)
+    if device.type == "cuda":
+        from .timers import L2Flush
+        samples = time_events(lambda: x.add_(1), rule, flush=L2Flush(device))
+    else:
+        samples = time_cpu(lambda: x.add_(1), rule, clock=time.perf_counter)
+    return summarize(samples)["median"]

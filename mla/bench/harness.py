@@ -241,7 +241,8 @@ def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), config
             raise ValueError(f"unknown backend {b!r}; choose from {list(_BACKEND_MODULES)}")
     run_id = run_id or prov.new_run_id(device)
     bw = bandwidth if bandwidth is not None else measure_bandwidth(device)
-    base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"])
+    base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"],
+                host_floor_us=bw.get("host_floor_us", float("nan")))
     flush = L2Flush(device) if device.type == "cuda" and {"cold", "kernel"} & set(modes) else None
     for case in cases:
         inputs = _CaseInputs(case, device)

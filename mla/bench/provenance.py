@@ -109,4 +109,15 @@ def provenance(device: str | torch.device, run_id: str) -> dict:
     commit, dirty = git_state()
     return dict(run_id=run_id, device=device_name(device), device_slug=device_slug(device),
                 driver=driver_version() if torch.device(device).type == "cuda" else "n/a",
-                **versions(), git_commit=commit, git_dirty=dirty, source_hash=source_hash())
+                **versions(), git_commit=commit, git_dirty=dirty, source_hash=source_hash(),
+                command=invocation())
+
+
+def invocation() -> str:
+    """The command line that produced the rows (``python -m mla bench ...`` when run from the CLI)."""
+    import shlex
+    import sys
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(("mla/__main__.py", "mla/bench/__main__.py")):
+        argv = ["python", "-m", "mla.bench" if "bench/__main__" in argv[0] else "mla", *argv[1:]]
+    return shlex.join(argv)

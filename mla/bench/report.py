@@ -78,5 +78,6 @@ def print_summary(df: pd.DataFrame, console=None) -> None:
     if len(df):
         r = df.iloc[0]
         console.print(f"device {r['device']} | driver {r['driver']} | torch {r['torch']} | triton {r['triton']} | "
-                      f"read {r['read_gbs']:.0f} GB/s, copy {r['copy_gbs']:.0f} GB/s | run {r['run_id']}",
+                      f"read {r['read_gbs']:.0f} GB/s, copy {r['copy_gbs']:.0f} GB/s | host floor "
+                      f"{r.get('host_floor_us', float('nan')):.1f} us | run {r['run_id']}",
                       markup=False, highlight=False)

@@ -55,7 +55,11 @@ COLUMNS: dict[str, str] = {
     "device": "object", "device_slug": "object", "driver": "object", "torch": "object",
     "triton": "object", "gpu_runtime": "object", "python": "object",
     "git_commit": "object", "git_dirty": "object", "source_hash": "object",
+    "command": "object",  # the command line that wrote the row
+    "host_floor_us": "float64",  # this run's cost of one tiny torch op timed like a 'cold' call
 }
+# columns added after the first H200 campaign: files without them still load (filled empty)
+OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan}
 
 
 def empty_row() -> dict:
@@ -64,6 +68,7 @@ def empty_row() -> dict:
 
 def validate(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     """Check columns, statuses and the no-times-without-a-passed-check rule; coerce dtypes."""
+    df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{source}: missing columns {missing}")

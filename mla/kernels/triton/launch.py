@@ -244,7 +244,7 @@ def race_num_splits(data, *, kv_format: str, q_format: str = "bf16", variant: st
                     candidates=(1, 2, 4, 8, 16, 32), reps: int = 20, save_to: str | None = None):
     """Time each candidate num_splits on ``data`` (CUDA events, median of ``reps`` warm graph-free
     calls) and return ``(best, {splits: us})``; with ``save_to`` append the decision to that CSV
-    (e.g. ``data/measured/h200/triton-split-decisions.csv``) for ``split_table=`` lookups."""
+    (e.g. ``data/measured/h200/probe/triton-split-decisions.csv``) for ``split_table=`` lookups."""
     if data[0].device.type != "cuda":
         raise ValueError("race_num_splits needs CUDA inputs (it times the kernels)")
     max_len = int(max(data[4]["kv_lens"])) if data[4].get("kv_lens") else int(data[4]["kv_seq_len"])
