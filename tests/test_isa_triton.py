@@ -1,5 +1,7 @@
 """Triton offline compiles for gfx950 and sm90 on this CPU machine, parsed by the ISA lab."""
 
+import os
+
 import pytest
 import triton
 import triton.language as tl
@@ -8,12 +10,20 @@ from mla.analysis.isa import parse_amdgpu_asm, parse_ptx
 from mla.analysis.isa_triton import TritonOfflineUnavailable, gpu_target, triton_rows
 
 
-@triton.jit
 def _tiny_dot(a, b, c, N: tl.constexpr):
     i = tl.arange(0, N)
     x = tl.load(a + i[:, None] * N + i[None, :]).to(tl.bfloat16)
     y = tl.load(b + i[:, None] * N + i[None, :]).to(tl.bfloat16)
     tl.store(c + i[:, None] * N + i[None, :], tl.dot(x, y))
+
+
+# a compiled (not interpreted) kernel even when the CPU tests run with TRITON_INTERPRET=1
+_saved = os.environ.pop("TRITON_INTERPRET", None)
+try:
+    _tiny_dot = triton.jit(_tiny_dot)
+finally:
+    if _saved is not None:
+        os.environ["TRITON_INTERPRET"] = _saved
 
 
 def _tiny(target):

@@ -123,6 +123,8 @@ def _verify(plan, data, inputs: _CaseInputs, which: str, kv_format: str, q_forma
     out = plan.run(data)
     ref = inputs.ref(which)
     ok, msg = check(data, out, reference_output=ref)
+    if ok and out.dtype != torch.bfloat16:  # the contract's output is bf16; check() judges values only
+        ok, msg = False, f"FAIL: output dtype {out.dtype}, the contract is torch.bfloat16"
     res = dict(check_ok=bool(ok), message=f"{which} set: {msg}")
     if isinstance(out, torch.Tensor) and out.shape == ref.shape:
         m = accuracy_metrics(out, ref)
