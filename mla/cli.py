@@ -11,7 +11,7 @@ import importlib
 import sys
 
 # modules that add subcommands: each defines register(subparsers) and sets func on its parser
-_COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli")
+_COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli", "mla.analysis.accuracy")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,607 @@
+"""What the notebooks read: measured result CSVs (through :func:`mla.bench.load_results`),
+published MI355X numbers and static ISA tables, plus the campaign commands that make them.
+
+Replay mode reads whatever matching CSVs exist; where none do, the loaders return ``None`` and
+:func:`no_data` prints the command that would make them, so a notebook runs before a campaign does.
+Live mode (a GPU) runs the commands first, then reads only the files they wrote.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("MLA_DATA_DIR") or ROOT / "data")  # override: tests replay a fixture tree
+
+# The H200 campaign has ONE source of truth: scripts/h200_campaign.sh (its main bench steps) and
+# scripts/campaign_sweeps.txt (one bench argument line per sweep). campaign(name) reads them, so the
+# commands shown and run here are the ones the device runs. Static ISA tables are made here, not there.
+CAMPAIGN_SCRIPT = ROOT / "scripts" / "h200_campaign.sh"
+CAMPAIGN_SWEEPS = ROOT / "scripts" / "campaign_sweeps.txt"
+STATIC = {"static_gfx950": "python -m mla isa --target gfx950", "static_sm90": "python -m mla isa --target sm90"}
+# which sweep lines belong to which figure family (by the swept axis)
+SWEEP_KINDS = {"splits": "--sweep num_splits=", "variants": "--sweep variant=", "graph": "--sweep graph="}
+
+
+def _script_defaults(text: str) -> dict:
+    return dict(re.findall(r"^(\w+)=\$\{\1:-([^}]*)\}", text, flags=re.M))
+
+
+def _expand(words: str, env: dict) -> list[str]:
+    """Expand a line of the campaign script: "${MLA[@]}" / "${BENCH[@]}" arrays and $VARs."""
+    out = []
+    for w in shlex.split(words):
+        if w == "${MLA[@]}":
+            out += ["python", "-m", "mla"]
+        elif w == "${BENCH[@]}":
+            out += env["BENCH"]
+        else:
+            out.append(re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m.group(1), m.group(0)), w))
+    return out
+
+
+def campaign_commands(script: Path | str | None = None, sweep_file: Path | str | None = None) -> dict[str, list[str]]:
+    """The campaign's bench commands, read from the script and the sweep file: ``{"leaderboard":
+    [one per main step], "splits": [...], "variants": [...], "graph": [...], "sweeps": [all sweep
+    lines]}``. ``$OUT`` becomes ``data/measured/h200``; environment defaults come from the script."""
+    text = Path(script or CAMPAIGN_SCRIPT).read_text()
+    env = _script_defaults(text)
+    env["OUT"] = "data/measured/h200"
+    m = re.search(r"^BENCH=\((.*)\)\s*$", text, flags=re.M)
+    env["BENCH"] = _expand(m.group(1), env) if m else ["python", "-m", "mla", "bench"]
+    out: dict[str, list[str]] = {"leaderboard": [], "sweeps": []}
+    for line in text.splitlines():
+        st = re.match(r"^\s*step\s+(\S+)\s+\d+\s+(.*)$", line)
+        if st and "BENCH[@]" in st.group(2):
+            out["leaderboard"].append(shlex.join(_expand(st.group(2), env)))
+    sweep_lines = [ln.strip().strip('"') for ln in re.findall(r"^\s*\"(--[^\n]*)\"\s*$", text, flags=re.M)]
+    sf = Path(sweep_file or CAMPAIGN_SWEEPS)
+    if sf.exists():
+        sweep_lines += [ln.strip() for ln in sf.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    prefix = ["python", "-m", "mla", "bench", "--mode", env.get("MODES", "cold,warm,kernel"),
+              "--max-seconds", env.get("MAX_SECONDS", "0.5"), "--no-progress", "--out", f"{env['OUT']}/sweeps.csv", "--append"]
+    for ln in sweep_lines:
+        cmd = shlex.join(prefix + shlex.split(ln))
+        out["sweeps"].append(cmd)
+        for kind, axis in SWEEP_KINDS.items():
+            if axis in ln:
+                out.setdefault(kind, []).append(cmd)
+    return out
+
+
+def campaign(name: str) -> list[str]:
+    """The commands of one campaign family, as the campaign runs them: ``leaderboard`` (the main
+    steps of scripts/h200_campaign.sh), ``splits`` / ``variants`` / ``graph`` / ``sweeps`` (lines of
+    scripts/campaign_sweeps.txt), ``static_gfx950`` / ``static_sm90`` (`python -m mla isa`)."""
+    if name in STATIC:
+        return [STATIC[name]]
+    cmds = campaign_commands()
+    if name not in cmds and name not in SWEEP_KINDS:
+        raise ValueError(f"unknown campaign entry {name!r}; choose from {sorted(set(cmds) | set(SWEEP_KINDS) | set(STATIC))}")
+    return cmds.get(name, [])
+
+
+def short_command(cmd: str, max_value: int = 48) -> str:
+    """A footer-sized form of a recorded command: ``--out``/``--append``/``--no-progress`` dropped,
+    a flag given twice kept at its last (effective) value, long comma lists cut to their first two
+    items and a count. The full line stays in the CSV's ``command`` column."""
+    try:
+        w = shlex.split(str(cmd))
+    except ValueError:
+        return str(cmd)
+    flags, order, head = {}, [], []
+    i = 0
+    while i < len(w):
+        t = w[i]
+        if t.startswith("--"):
+            val = w[i + 1] if i + 1 < len(w) and not w[i + 1].startswith("--") else None
+            i += 2 if val is not None else 1
+            if t in ("--out", "--append", "--no-progress"):
+                continue
+            if t in ("--sweep", "--config"):  # repeatable: keep each
+                order.append((t, val))
+                continue
+            if t in flags:
+                order = [(k, v) for k, v in order if k != t]
+            flags[t] = val
+            order.append((t, val))
+        else:
+            if not order:
+                head.append(t)
+            i += 1
+    parts = list(head)
+    for k, v in order:
+        if v is not None and len(v) > max_value and "," in v:
+            pre, _, lst = v.rpartition("=") if "=" in v.split(",")[0] else ("", "", v)
+            items = lst.split(",")
+            v = (pre + "=" if pre else "") + ",".join(items[:2]) + f",...(+{len(items) - 2})"
+        parts += [k] + ([v] if v is not None else [])
+    return " ".join(parts)
+
+
+def commands(df: pd.DataFrame | None, fallback: str | list[str] | None = None, limit: int = 6) -> list[str]:
+    """The unique recorded ``command`` values of the rows a figure plots, shortened for a footer
+    (:func:`short_command`); ``fallback`` where the rows carry none (older files, or no rows)."""
+    cmds = []
+    if df is not None and "command" in df:
+        for c in df["command"].dropna().astype(str):
+            c = short_command(c)
+            if c and c not in cmds:
+                cmds.append(c)
+    if not cmds:
+        fb = [fallback] if isinstance(fallback, str) else list(fallback or [])
+        return [f"(documented, rows carry no command) {c}" for c in fb] if df is not None and fb else fb
+    if len(cmds) > limit:
+        cmds = cmds[:limit] + [f"... and {len(cmds) - limit} more (see the `command` column)"]
+    return cmds
+
+
+def _rel(f: Path) -> str:
+    f = Path(f).resolve()
+    return str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f)
+
+
+def no_data(what: str, command: str | list[str]) -> str:
+    """The message a notebook shows instead of a plot when no rows exist yet (also returned)."""
+    cmds = [command] if isinstance(command, str) else list(command)
+    msg = f"no {what} yet: run\n" + "\n".join(f"    {c}" for c in cmds)
+    print(msg)
+    return msg
+
+
+# --- measured (schema rows) --------------------------------------------------------------------
+def measured_files(device_slug: str = "h200") -> list[Path]:
+    return sorted(Path(p) for p in glob.glob(str(DATA / "measured" / device_slug / "*.csv")))
+
+
+def load_measured(device_slug: str = "h200", files=None) -> pd.DataFrame | None:
+    """Validated rows of every CSV (or ``files``), with ``source_csv`` (path from the repo root)
+    and the config JSON expanded into ``cfg_<key>`` columns. ``None`` when there are none."""
+    from ..bench.schema import load_results
+
+    from ..bench.schema import COLUMNS
+
+    files = [Path(f) for f in files] if files is not None else measured_files(device_slug)
+    frames = []
+    for f in files:
+        header = pd.read_csv(f, nrows=0).columns.tolist()
+        if "status" not in header or len(set(COLUMNS) & set(header)) < len(COLUMNS) // 2:
+            # another tool's table (a probe log, a decision cache): not result rows, so not read here
+            print(f"[mla] skipping {_rel(f)}: not a result-schema CSV (mla/bench/schema.py)")
+            continue
+        df = load_results(str(f))  # a schema CSV that fails validation is an error, never skipped
+        if len(df):
+            df["source_csv"] = _rel(f)
+            frames.append(df)
+    if not frames:
+        return None
+    df = pd.concat(frames, ignore_index=True)
+    cfg = df["config"].map(json.loads)
+    keys = sorted({k for c in cfg for k in c})
+    for k in keys:
+        df[f"cfg_{k}"] = cfg.map(lambda c, k=k: c.get(k))
+    return df
+
+
+def ok_rows(df: pd.DataFrame | None, **where) -> pd.DataFrame | None:
+    """Rows with status 'ok' matching ``where`` (column=value or column=[values]); None if empty."""
+    if df is None:
+        return None
+    df = latest_runs(df)
+    m = df["status"] == "ok"
+    for col, val in where.items():
+        if col not in df:
+            return None
+        m &= df[col].isin(val) if isinstance(val, (list, tuple, set)) else (df[col] == val)
+    out = df[m]
+    return out if len(out) else None
+
+
+RUN_KEY = ["backend", "kv_format", "q_format", "variant", "config", "case"]
+
+
+def latest_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """The newest row of each (backend, kv_format, q_format, variant, config, case), whatever its
+    status: a re-run replaces an older measurement of the same thing (a newer failure hides an
+    older pass: the current code's verdict counts)."""
+    return latest(df, [k for k in RUN_KEY if k in df])
+
+
+def latest(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The newest row (by timestamp_utc) for each combination of ``keys``: re-runs replace old rows."""
+    return df.sort_values("timestamp_utc").groupby(keys, dropna=False, sort=False).tail(1).reset_index(drop=True)
+
+
+def sources(df: pd.DataFrame | None) -> list[str]:
+    return sorted(df["source_csv"].unique()) if df is not None and "source_csv" in df else []
+
+
+def run_live(command: str | list[str], data_dir: Path | str | None = None) -> list[Path]:
+    """Run ``python -m mla bench ...`` command(s) (live mode), each with its ``--out`` replaced by a
+    fresh file ``<data>/measured/<device-slug>/<run_id>-live.csv`` (CSV files are never overwritten;
+    ``--append`` is dropped) and return those files. Raises if a command fails."""
+    import torch
+
+    from ..bench import provenance as prov
+
+    files = []
+    for cmd in ([command] if isinstance(command, str) else list(command)):
+        args = shlex.split(cmd)
+        if args[:1] == ["python3"]:
+            args[0] = "python"
+        if args[:4] != ["python", "-m", "mla", "bench"]:
+            raise ValueError(f"not an mla bench command: {cmd!r}")
+        if "--out" in args:
+            i = args.index("--out")
+            del args[i:i + 2]
+        args = [a for a in args if a != "--append"]
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        if "--device" in args:
+            dev = args[args.index("--device") + 1]
+        out = Path(data_dir or DATA) / "measured" / prov.device_slug(dev) / f"{prov.new_run_id(dev)}-live.csv"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, *args[1:], "--out", str(out)], cwd=ROOT, check=True)
+        files.append(out)
+    return files
+
+
+# --- published and static tables ---------------------------------------------------------------
+def load_csvs(folder: Path | str, pattern: str = "*.csv") -> pd.DataFrame | None:
+    """Every CSV in a folder, concatenated, with ``source_csv``; None when there are none."""
+    folder = Path(folder)
+    frames = []
+    for f in sorted(folder.glob(pattern)):
+        df = pd.read_csv(f)
+        if len(df):
+            df["source_csv"] = str(f.resolve().relative_to(ROOT)) if f.resolve().is_relative_to(ROOT) else str(f)
+            frames.append(df)
+    if not frames:
+        return None
+    df = pd.concat(frames, ignore_index=True)
+    for c in df.columns:  # files with other columns leave NaN holes: keep whole numbers integral
+        v = df[c]
+        if v.dtype.kind == "f" and v.notna().any() and (v.dropna() % 1 == 0).all():
+            df[c] = v.astype("Int64")
+    return df
+
+
+def load_published() -> pd.DataFrame | None:
+    return load_csvs(DATA / "published")
+
+
+def load_static(target: str = "gfx950") -> pd.DataFrame | None:
+    return load_csvs(DATA / "static" / target)
+
+
+def published_times(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Published per-case latencies in one shape: ``case``, ``kv_format``, ``time_us``, ``label``,
+    ``approx``, ``citation``, ``device``, ``source_csv``. Reads the two layouts of data/published/
+    (see its README): wide (``latency_us``, ``impl``, ``kv_dtype``, ``approx``) and long (``metric``
+    == 'latency_us', ``value``, ``config``). Rows without a case (static counts, unstated metrics)
+    are skipped. None when nothing qualifies."""
+    if df is None or "case" not in df:
+        return None
+    parts = []
+    if "latency_us" in df:
+        w = df[df["latency_us"].notna() & df["case"].notna()]
+        if len(w):
+            parts.append(pd.DataFrame(dict(
+                case=w["case"], kv_format=w.get("kv_dtype", pd.Series("?", index=w.index)).fillna("?"),
+                time_us=pd.to_numeric(w["latency_us"]),
+                label=w.get("impl", pd.Series("published", index=w.index)).astype(str),
+                approx=w.get("approx", pd.Series(0, index=w.index)).fillna(0).astype(bool),
+                citation=w.get("source", pd.Series("", index=w.index)).astype(str),
+                device=w.get("device", pd.Series("", index=w.index)).astype(str), source_csv=w["source_csv"])))
+    if "metric" in df and "value" in df:
+        m = df[(df["metric"] == "latency_us") & df["case"].notna()]
+        if len(m):
+            cfg = m.get("config", pd.Series("published", index=m.index)).astype(str)
+            parts.append(pd.DataFrame(dict(
+                case=m["case"], kv_format=cfg.map(lambda c: "mxfp4" if "mxfp4" in c.lower() else "?"),
+                time_us=pd.to_numeric(m["value"]), label=cfg, approx=False,
+                citation=m.get("source", pd.Series("", index=m.index)).astype(str),
+                device=m.get("device", pd.Series("", index=m.index)).astype(str), source_csv=m["source_csv"])))
+    if not parts:
+        return None
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- anchors: peers' H200 numbers, cited (data/anchors/README.md) ------------------------------
+ANCHOR_FILE = "anchors/h200-2026-11-30.jsonl"
+
+
+def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, float | None]:
+    """(time rows, read GB/s) from the anchors JSONL: ``case``, ``backend`` ('anchor:<variant>'),
+    ``kv_format``, ``splits`` (seed 003 kernels), ``cold_us``/``warm_us``, ``io_bytes``, ``source_csv``."""
+    from ..problem import Case, io_bytes
+
+    path = Path(path) if path else DATA / ANCHOR_FILE
+    if not path.exists():
+        return None, None
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    bw = [r["read_gbs"] for r in recs if r.get("kind") == "bandwidth" and "read_gbs" in r]
+    rows = []
+    for r in recs:
+        if r.get("kind") != "time":
+            continue
+        c = Case(int(r["bs"]), int(r["kv"]))
+        v = r["variant"]
+        fmt = "fp8" if "fp8" in v else "bf16"
+        m = re.search(r"_s(\d+)$", v)
+        rows.append(dict(case=c.name, bs=c.batch_size, kv=c.kv_seq_len, variant=v, kv_format=fmt,
+                         family=v.rsplit("_s", 1)[0] if m else v, splits=int(m.group(1)) if m else None,
+                         cold_us=r["cold_us"], warm_us=r.get("warm_us"), mism_lb=r.get("mism_lb"),
+                         io_bytes=io_bytes(c, fmt), source_csv=str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)))
+    df = pd.DataFrame(rows) if rows else None
+    return df, (float(pd.Series(bw).median()) if bw else None)
+
+
+# --- split-K helpers ---------------------------------------------------------------------------
+def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132) -> int | None:
+    """The num_splits the Triton backend's heuristic picks for this case (H200: 132 SMs)."""
+    try:
+        from ..kernels.triton.launch import choose_num_splits, heads_per_program
+        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
+    except Exception:  # triton missing: no heuristic to show
+        return None
+    from ..problem import case_from_name
+
+    c = case_from_name(case_name)
+    v = get_variant(variant or DEFAULT_VARIANT[kv_format])
+    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
+    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
+
+
+def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132, num_cus: int = 256) -> pd.DataFrame | None:
+    """Per case and format: the Triton default variant, its head groups, programs without split-K,
+    the heuristic's num_splits, CTAs = batch x head groups x splits, and CTAs per SM (H200) / per
+    CU (the MI355X analog). None where triton is not importable."""
+    try:
+        from ..kernels.triton.launch import heads_per_program
+        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
+    except Exception:
+        return None
+    rows = []
+    for c in cases:
+        for f in kv_formats:
+            v = get_variant(DEFAULT_VARIANT[f])
+            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
+            s = heuristic_splits(c.name, v.name, f, num_sms)
+            ctas = c.batch_size * groups * s
+            rows.append(dict(case=c.name, kv_format=f, variant=v.name, block_n=v.block_n, head_groups=groups,
+                             programs_no_split=c.batch_size * groups, heuristic_splits=s, ctas=ctas,
+                             ctas_per_sm_h200=ctas / num_sms, ctas_per_cu_mi355x=ctas / num_cus,
+                             kv_tokens_per_split=-(-(-(-c.kv_seq_len // s)) // v.block_n) * v.block_n))  # the kernel's chunk
+    return pd.DataFrame(rows)
+
+
+def _plan_num_splits(plan_config) -> int | None:
+    try:
+        v = json.loads(plan_config).get("num_splits") if isinstance(plan_config, str) and plan_config else None
+    except ValueError:
+        return None
+    return int(v) if v is not None else None
+
+
+def _graph_ok(rows: pd.DataFrame) -> pd.Series:
+    """Rows whose config does not turn CUDA graphs off (graph=true or unset)."""
+    if "cfg_graph" not in rows:
+        return pd.Series(True, index=rows.index)
+    return rows["cfg_graph"].map(lambda g: g is not False and str(g).lower() != "false")
+
+
+def default_rows(df: pd.DataFrame | None, backend: str = "triton", kv_format: str | None = None,
+                 variant: str | None = None) -> pd.DataFrame | None:
+    """What a user gets: ok rows (latest per run key) whose config names neither ``num_splits`` nor
+    ``variant`` (the backend's defaults and its split heuristic) with graphs not turned off, bf16 Q.
+    Adds ``heuristic_splits`` (the num_splits the plan resolved, from ``plan_config``)."""
+    where = dict(backend=backend, q_format="bf16")
+    if kv_format:
+        where["kv_format"] = kv_format
+    rows = ok_rows(df, **where)
+    if rows is None:
+        return None
+    m = _graph_ok(rows)
+    for k in ("cfg_num_splits", "cfg_variant"):
+        if k in rows:
+            m &= rows[k].isna()
+    if variant is not None:
+        m &= rows["variant"] == variant
+    rows = rows[m]
+    if rows.empty:
+        return None
+    rows = latest(rows, ["kv_format", "case"] + (["variant"] if variant else []))
+    return rows.assign(heuristic_splits=rows["plan_config"].map(_plan_num_splits))
+
+
+def split_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", backend: str = "triton",
+                variant: str | None = None) -> pd.DataFrame | None:
+    """case x num_splits table of median times (us) from the split sweep (rows whose config sets
+    ``num_splits``), for one variant: ``variant`` or the one the newest sweep rows ran (the default
+    at the time). The heuristic's own pick, where the sweep lacks it, is added from the default-config
+    row of the same variant (e.g. 5 or 9 splits). ``mode`` falls back to ``kernel`` when the sweep has
+    no ``mode`` times. ``t.attrs``: ``mode`` (the one used), ``variant``, ``heuristic`` ({case:
+    num_splits from plan_config}), ``from_default`` (cells taken from default-config rows),
+    ``cases_with_sweep``. None when fewer than two split values were measured."""
+    rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
+    if rows is None or "cfg_num_splits" not in rows:
+        return None
+    sw = rows[rows["cfg_num_splits"].notna() & _graph_ok(rows)]
+    if sw.empty:
+        return None
+    if variant is None:
+        variant = sw.sort_values("timestamp_utc")["variant"].iloc[-1]
+    sw = sw[sw["variant"] == variant]
+    used = next((m for m in (mode, "kernel") if sw[f"{m}_median_us"].notna().any()), None)
+    if used is None:
+        return None
+    sw = sw.dropna(subset=[f"{used}_median_us"])
+    sw = latest(sw.assign(num_splits=sw["cfg_num_splits"].astype(int)), ["case", "num_splits"])
+    if sw["num_splits"].nunique() < 2:
+        return None
+    t = sw.pivot(index="case", columns="num_splits", values=f"{used}_median_us")
+    heur, extra = {}, set()
+    d = default_rows(df, backend, kv_format, variant)
+    if d is not None:
+        for _, r in d.iterrows():
+            h = r["heuristic_splits"]
+            if h is None or h != h:
+                continue
+            heur[r["case"]] = int(h)
+            v = r.get(f"{used}_median_us")
+            if r["case"] in t.index and v == v and (int(h) not in t.columns or t.loc[r["case"]].get(int(h)) != t.loc[r["case"]].get(int(h))):
+                t.loc[r["case"], int(h)] = v
+                extra.add((r["case"], int(h)))
+    t = t.sort_index(axis=1)
+    t.columns = t.columns.astype(int)
+    used_rows = pd.concat([sw, d[d["case"].isin(t.index)]] if d is not None else [sw])
+    t.attrs.update(mode=used, variant=variant, heuristic=heur, from_default=extra, cases_with_sweep=sorted(sw["case"].unique()),
+                   commands=list(dict.fromkeys(used_rows["command"].dropna())) if "command" in used_rows else [],
+                   sources=sources(used_rows))
+    return t
+
+
+def heuristic_vs_best(df: pd.DataFrame | None, kv_formats=("bf16", "fp8", "mxfp4"), mode: str = "cold") -> pd.DataFrame | None:
+    """Per case and format (cases of the split sweep): the heuristic's num_splits (``plan_config`` of
+    the default-config row of the sweep's variant) and its time, the best measured num_splits and
+    time (min over the ok rows of the sweep), their ratio, and the time mode and variant used."""
+    out = []
+    for f in kv_formats:
+        t = split_sweep(df, f, mode)
+        if t is None:
+            continue
+        heur = t.attrs["heuristic"]
+        for case, r in t.iterrows():
+            r = r.dropna()
+            if r.empty:
+                continue
+            h = heur.get(case)
+            th = float(r[h]) if h is not None and h in r.index else None
+            out.append(dict(case=case, kv_format=f, variant=t.attrs["variant"], mode=t.attrs["mode"], heuristic_splits=h,
+                            heuristic_us=th, best_splits=int(r.idxmin()), best_us=float(r.min()),
+                            heuristic_over_best=(th / r.min()) if th is not None else None))
+    return pd.DataFrame(out) if out else None
+
+
+def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", backend: str = "triton") -> pd.DataFrame | None:
+    """case x variant table of median times (us), each variant at the num_splits its heuristic picks
+    (rows whose config does not set ``num_splits``; graphs not turned off), latest row per cell:
+    the variant sweep plus the default variant's leaderboard row. Only cases where at least two
+    variants were measured. None when there are none."""
+    rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
+    if rows is None:
+        return None
+    rows = rows[_graph_ok(rows)].dropna(subset=[f"{mode}_median_us"])
+    if "cfg_num_splits" in rows:
+        rows = rows[rows["cfg_num_splits"].isna()]
+    if rows.empty:
+        return None
+    rows = latest(rows, ["case", "variant"])
+    t = rows.pivot(index="case", columns="variant", values=f"{mode}_median_us")
+    t = t[t.notna().sum(axis=1) >= 2]
+    if t.empty or t.shape[1] < 2:
+        return None
+    t = t.loc[:, t.notna().any()]
+    t = t[variant_order(t.columns)]
+    used = rows[rows["case"].isin(t.index) & rows["variant"].isin(t.columns)]
+    t.attrs.update(mode=mode, commands=list(dict.fromkeys(used["command"].dropna())) if "command" in used else [],
+                   sources=sources(used))
+    return t
+
+
+def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None:
+    """One time per (entry, case): each backend x KV format at its best config (min of ``mode`` over
+    the ok rows, latest per run key; for triton an oracle choice over every swept config), plus
+    ``triton <fmt> (default)``: the default-config rows (default variant, the heuristic's num_splits:
+    what a user gets). Long format: entry, backend, kv_format, case, time_us, cold_us, warm_us,
+    kernel_us, host_floor_us, read_gbs, run_id, variant, config, command, source_csv."""
+    rows = ok_rows(df, q_format="bf16")
+    if rows is None:
+        return None
+    rows = rows.dropna(subset=[f"{mode}_median_us"])
+    if rows.empty:
+        return None
+
+    def rec(entry, b, f, case, r):
+        return dict(entry=entry, backend=b, kv_format=f, case=case, time_us=r[f"{mode}_median_us"],
+                    cold_us=r["cold_median_us"], warm_us=r["warm_median_us"], kernel_us=r["kernel_median_us"],
+                    host_floor_us=r.get("host_floor_us", float("nan")), read_gbs=r.get("read_gbs", float("nan")),
+                    run_id=r.get("run_id"), variant=r["variant"], config=r["config"],
+                    plan_config=r.get("plan_config"), command=r.get("command"), source_csv=r.get("source_csv"))
+
+    out = []
+    for (b, f, case), g in rows.groupby(["backend", "kv_format", "case"]):
+        best = g.loc[g[f"{mode}_median_us"].idxmin()]
+        out.append(rec(f"{b} {f}" + (" (best config)" if b == "triton" else ""), b, f, case, best))
+    d = default_rows(rows, "triton")
+    if d is not None:
+        for _, r in d.dropna(subset=[f"{mode}_median_us"]).iterrows():
+            out.append(rec(f"triton {r['kv_format']} (default)", "triton", r["kv_format"], r["case"], r))
+    return pd.DataFrame(out)
+
+
+def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """Per backend x KV format x case, for the default-config rows (what the leaderboard step ran):
+    whole-call ``cold_us``, ``kernel_us`` (graph replay), ``host_us = cold - kernel``, ``warm_us``,
+    ``host_floor_us`` (where the run measured it), ``launches`` (from plan_config, where the plan
+    says), and the peer anchor's cold time for the same backend and format (``anchor_cold_us``)."""
+    rows = ok_rows(df, q_format="bf16")
+    if rows is None:
+        return None
+    m = _graph_ok(rows)
+    for k in ("cfg_num_splits", "cfg_variant"):
+        if k in rows:
+            m &= rows[k].isna()
+    rows = rows[m].dropna(subset=["cold_median_us", "kernel_median_us"])
+    if rows.empty:
+        return None
+    rows = latest(rows, ["backend", "kv_format", "case"])
+    fam = {("torch", "bf16"): "torch_bmm_bf16", ("flashinfer", "bf16"): "flashinfer_bf16",
+           ("flashinfer", "fp8"): "flashinfer_fp8"}
+    anc = {}
+    if anchors is not None:
+        anc = anchors.groupby(["family", "case"]).cold_us.min().to_dict()
+
+    def launches(pc):
+        try:
+            return json.loads(pc).get("launches") if isinstance(pc, str) and pc else None
+        except ValueError:
+            return None
+
+    out = pd.DataFrame(dict(
+        backend=rows["backend"], kv_format=rows["kv_format"], case=rows["case"], variant=rows["variant"],
+        cold_us=rows["cold_median_us"], kernel_us=rows["kernel_median_us"], warm_us=rows["warm_median_us"],
+        host_floor_us=rows["host_floor_us"] if "host_floor_us" in rows else float("nan"),
+        launches=rows["plan_config"].map(launches) if "plan_config" in rows else None,
+        command=rows.get("command"), source_csv=rows.get("source_csv")))
+    out["host_us"] = out.cold_us - out.kernel_us
+    out["anchor_cold_us"] = [anc.get((fam.get((b, f)), c), float("nan")) for b, f, c in zip(out.backend, out.kv_format, out.case)]
+    out["cold_over_anchor"] = out.cold_us / out.anchor_cold_us
+    return out.reset_index(drop=True)
+
+
+def geomeans(long: pd.DataFrame, value: str = "time_us", n_cases: int = 8) -> pd.DataFrame:
+    """Geomean of ``value`` per entry with the number of cases it covers; entries covering fewer
+    than ``n_cases`` are flagged (their geomean is not comparable)."""
+    from ..bench.stats import geomean
+
+    g = long.groupby("entry").agg(cases=("case", "nunique"), geomean_us=(value, geomean))
+    g["complete"] = g["cases"] >= n_cases
+    return g.sort_values("geomean_us")
+
+
+def variant_order(names) -> list:
+    """Variant names in their natural order (v2 before v10), anything else after, alphabetically."""
+    def key(n):
+        m = re.match(r"v(\d+)_", str(n))
+        return (0, int(m.group(1)), "") if m else (1, 0, str(n))
+    return sorted(names, key=key)

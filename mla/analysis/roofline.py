@@ -1,0 +1,144 @@
+"""Roofline: device ceilings (with their sources) and per-case, per-format floors.
+
+A decode call must at least move its compulsory bytes (:func:`mla.problem.io_bytes`: the KV cache
+once, Q in, O out) and do its dense FLOPs (:func:`mla.problem.flops`). Its time is bounded below by
+
+    memory floor  = io_bytes / bandwidth
+    compute floor = flops / matrix rate of the format the dot products run in
+
+and the larger one is the floor. ``arithmetic intensity = flops / io_bytes`` against the device's
+``ridge point = matrix rate / bandwidth`` says which one binds.
+
+Datasheet numbers are peaks; measured read bandwidth (the ``read_gbs`` column every result row
+carries, from :mod:`mla.bench.bandwidth`) is the ceiling a kernel can actually approach, so the
+notebooks report "% of measured read bandwidth" for H200 rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import pandas as pd
+
+from .. import problem as P
+
+# narrowest last: a dot runs in the wider of its two operand formats
+FORMAT_WIDTH = {"bf16": 16, "fp8": 8, "mxfp4": 4}
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    slug: str
+    name: str
+    hbm_gbs: float  # datasheet peak HBM bandwidth, GB/s (1e9 B/s)
+    memory_gb: float
+    compute_units: int
+    unit_name: str  # "SM" / "CU"
+    matrix_tflops: dict  # dense (no sparsity) matrix-core peak per operand format, TFLOP/s
+    mma_min_m: int  # smallest M of the matrix instruction a decode kernel would use (rows = heads)
+    sources: tuple[str, ...] = field(default_factory=tuple)
+    notes: str = ""
+
+    def ridge(self, fmt: str) -> float:
+        """FLOP per byte at which the matrix peak of ``fmt`` meets the bandwidth peak."""
+        return self.matrix_tflops[fmt] * 1e12 / (self.hbm_gbs * 1e9)
+
+
+DEVICES: dict[str, DeviceSpec] = {
+    "mi355x": DeviceSpec(
+        slug="mi355x", name="AMD Instinct MI355X (gfx950, CDNA 4)", hbm_gbs=8000.0, memory_gb=288.0,
+        compute_units=256, unit_name="CU",
+        # AMD lists 2.5 PFLOPS FP16/BF16, 5.0 PFLOPS FP8, 10 PFLOPS MXFP4 dense; the exact values are
+        # 256 CUs x 2.4 GHz peak engine clock x 4096 / 8192 / 16384 FLOP per clock per CU.
+        matrix_tflops={"bf16": 2516.6, "fp8": 5033.2, "mxfp4": 10066.3},
+        mma_min_m=16,  # v_mfma_*_16x16x* (and 32x32): 16 query heads fill M
+        sources=(
+            "AMD Instinct MI355X product page / data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x.html): "
+            "288 GB HBM3E, 8 TB/s, 256 CUs, 2.4 GHz; peak dense matrix FP16/BF16 2.5 PF, FP8 5.0 PF, MXFP4 10 PF",
+            "AMD CDNA 4 architecture white paper (2025); ISSCC 2026 (8192 FP8 FLOP/clk/CU)",
+        ),
+        notes="target hardware; not available here: only static compiles and published numbers"),
+    "h200": DeviceSpec(
+        slug="h200", name="NVIDIA H200 SXM (sm_90, Hopper)", hbm_gbs=4800.0, memory_gb=141.0,
+        compute_units=132, unit_name="SM",
+        matrix_tflops={"bf16": 989.0, "fp8": 1979.0},  # no FP4 tensor cores on Hopper
+        mma_min_m=64,  # wgmma M = 64; mma.sync m16n8k16 allows 16 rows at a lower peak
+        sources=(
+            "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200): 141 GB HBM3e, "
+            "4.8 TB/s; BF16 1,979 / FP8 3,958 TFLOPS *with sparsity* -> 989 / 1,979 dense",
+            "NVIDIA Hopper architecture (H100/H200 SXM5: 132 SMs)",
+        ),
+        notes="measured here; MXFP4 operands must be decoded to fp8 or bf16 before the tensor cores"),
+}
+
+
+def get_device(slug: str) -> DeviceSpec:
+    if slug not in DEVICES:
+        raise ValueError(f"unknown device {slug!r}; choose from {sorted(DEVICES)}")
+    return DEVICES[slug]
+
+
+def specs_frame() -> pd.DataFrame:
+    """One row per device: the datasheet numbers, the ridge points, the sources."""
+    rows = []
+    for d in DEVICES.values():
+        r = dict(device=d.slug, name=d.name, hbm_TBps=d.hbm_gbs / 1000, memory_GB=d.memory_gb,
+                 units=f"{d.compute_units} {d.unit_name}s", mma_min_m=d.mma_min_m)
+        for f in P.KV_FORMATS:
+            r[f"{f}_TFLOPs"] = d.matrix_tflops.get(f, float("nan"))
+            r[f"ridge_{f}"] = d.ridge(f) if f in d.matrix_tflops else float("nan")
+        r["sources"] = " ; ".join(d.sources)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def dot_format(kv_format: str, q_format: str, device: DeviceSpec) -> str:
+    """The format the QK and PV products run in: the wider of the two operands, widened further
+    to the narrowest format the device's matrix units take (H200: MXFP4 -> fp8)."""
+    for f in (kv_format, q_format):
+        if f not in FORMAT_WIDTH:
+            raise ValueError(f"unknown format {f!r}; choose from {tuple(FORMAT_WIDTH)}")
+    want = max(FORMAT_WIDTH[kv_format], FORMAT_WIDTH[q_format])
+    have = sorted((FORMAT_WIDTH[f], f) for f in device.matrix_tflops if FORMAT_WIDTH[f] >= want)
+    return have[0][1]
+
+
+def arithmetic_intensity(case: P.Case, kv_format: str) -> float:
+    return P.flops(case) / P.io_bytes(case, kv_format)
+
+
+def floors(cases: Iterable[P.Case] = P.LEADERBOARD, device: str | DeviceSpec = "h200",
+           kv_formats: Iterable[str] = P.KV_FORMATS, q_format: str = "bf16",
+           bandwidth_gbs: float | None = None) -> pd.DataFrame:
+    """Per (case, kv_format): bytes, FLOPs, intensity, ridge, memory / compute floors (us).
+
+    ``bandwidth_gbs`` replaces the datasheet bandwidth (pass a measured read bandwidth);
+    ``compute_floor_m_us`` charges the matrix unit for its minimum M (rows beyond the
+    q_seq_len x heads real rows are wasted), the honest compute floor for a 16-head decode."""
+    dev = get_device(device) if isinstance(device, str) else device
+    bw = float(bandwidth_gbs or dev.hbm_gbs)
+    rows = []
+    for c in cases:
+        m_rows = c.q_seq_len * c.num_heads
+        m_eff = min(1.0, m_rows / dev.mma_min_m)
+        for f in kv_formats:
+            df = dot_format(f, q_format, dev)
+            rate = dev.matrix_tflops[df] * 1e12
+            io, fl = P.io_bytes(c, f), P.flops(c)
+            mem_us, comp_us = io / (bw * 1e9) * 1e6, fl / rate * 1e6
+            rows.append(dict(
+                device=dev.slug, case=c.name, bs=c.batch_size, kv=c.kv_seq_len, heads=c.num_heads,
+                q_seq_len=c.q_seq_len, kv_format=f, q_format=q_format, dot_format=df,
+                kv_bytes=P.kv_bytes(c, f), io_bytes=io, flops=fl, intensity=fl / io, ridge=dev.ridge(df),
+                bandwidth_gbs=bw, bandwidth_source="measured read" if bandwidth_gbs else "datasheet",
+                mem_floor_us=mem_us, compute_floor_us=comp_us, compute_floor_m_us=comp_us / m_eff,
+                floor_us=max(mem_us, comp_us), bound="memory" if mem_us >= comp_us else "compute"))
+    return pd.DataFrame(rows)
+
+
+def measured_read_gbs(df: pd.DataFrame) -> float | None:
+    """The median measured read bandwidth over result rows (the ``read_gbs`` column)."""
+    if df is None or "read_gbs" not in df or df["read_gbs"].dropna().empty:
+        return None
+    return float(df["read_gbs"].dropna().median())

@@ -1,0 +1,246 @@
+"""The notebooks' engine code: roofline floors, the plotting helper, the split-K illustration, the
+accuracy study and the loaders that turn data/ rows into tables."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+import mla
+from mla import problem as P
+from mla.analysis import accuracy, measured, roofline, teaching
+
+
+# --- roofline ------------------------------------------------------------------------------------
+def test_device_specs_have_sources_and_ridges():
+    h, m = roofline.get_device("h200"), roofline.get_device("mi355x")
+    assert (h.hbm_gbs, h.memory_gb, h.compute_units, h.matrix_tflops["bf16"]) == (4800, 141, 132, 989)
+    assert (m.hbm_gbs, m.memory_gb, m.compute_units) == (8000, 288, 256)
+    assert m.matrix_tflops["mxfp4"] == pytest.approx(2 * m.matrix_tflops["fp8"], rel=1e-3)
+    assert m.matrix_tflops["fp8"] == pytest.approx(2 * m.matrix_tflops["bf16"], rel=1e-3)
+    assert h.ridge("bf16") == pytest.approx(989e12 / 4.8e12)
+    for d in (h, m):
+        assert d.sources and all(len(s) > 20 for s in d.sources)
+    assert "mxfp4" not in h.matrix_tflops  # no FP4 tensor cores on Hopper
+    specs = roofline.specs_frame()
+    assert set(specs.device) == {"h200", "mi355x"} and specs.sources.str.len().min() > 40
+
+
+def test_dot_format_widens_to_what_the_device_has():
+    h, m = roofline.get_device("h200"), roofline.get_device("mi355x")
+    assert roofline.dot_format("mxfp4", "bf16", h) == "bf16"
+    assert roofline.dot_format("mxfp4", "mxfp4", h) == "fp8"
+    assert roofline.dot_format("mxfp4", "mxfp4", m) == "mxfp4"
+    assert roofline.dot_format("fp8", "mxfp4", m) == "fp8"
+    with pytest.raises(ValueError):
+        roofline.dot_format("int4", "bf16", h)
+
+
+def test_floors_match_bytes_over_bandwidth_and_flops_over_rate():
+    fl = roofline.floors(P.LEADERBOARD, "h200", bandwidth_gbs=4000.0)
+    assert len(fl) == len(P.LEADERBOARD) * 3
+    r = fl[(fl.case == "bs256-kv8192-q1-h16") & (fl.kv_format == "mxfp4")].iloc[0]
+    c = P.LEADERBOARD[-1]
+    assert r.io_bytes == P.io_bytes(c, "mxfp4") and r.flops == P.flops(c)
+    assert r.mem_floor_us == pytest.approx(P.io_bytes(c, "mxfp4") / 4000e9 * 1e6)
+    assert r.compute_floor_us == pytest.approx(P.flops(c) / 989e12 * 1e6)
+    assert r.compute_floor_m_us == pytest.approx(4 * r.compute_floor_us)  # 16 of 64 wgmma rows used
+    assert r.bandwidth_source == "measured read"
+    assert (fl.bound == "memory").all()  # decode is memory-bound on every leaderboard shape
+    assert (fl.intensity < fl.ridge).all()
+    mi = roofline.floors(P.LEADERBOARD, "mi355x")
+    assert (mi.bandwidth_source == "datasheet").all() and (mi.bandwidth_gbs == 8000).all()
+
+
+def test_measured_read_gbs_is_the_median_of_rows():
+    assert roofline.measured_read_gbs(None) is None
+    assert roofline.measured_read_gbs(pd.DataFrame({"read_gbs": [4000.0, 4300.0, 4400.0]})) == 4300.0
+
+
+# --- plots ---------------------------------------------------------------------------------------
+def test_save_writes_png_and_svg_with_footer(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from mla import plots
+
+    monkeypatch.setenv("MLA_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4], color=plots.color("triton"))
+    paths = plots.save(fig, "09_test_figure_bs4-kv1024-q1-h16", sources=["data/measured/h200/x.csv"],
+                       command="python -m mla bench --cases leaderboard")
+    plt.close(fig)
+    assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.exists() for p in paths)
+    svg = paths[1].read_text()
+    assert "data/measured/h200/x.csv" in svg and "python -m mla bench --cases leaderboard" in svg
+    with pytest.raises(ValueError):
+        plots.save(plt.figure(), "Bad Name", sources="x", command="y")
+    p = plots.placeholder("09_empty", "no rows yet", "python -m mla bench")
+    assert p[0].exists() and "NO DATA YET" in p[1].read_text()
+
+
+def test_colors_are_fixed_per_backend_and_format():
+    from mla import plots
+
+    assert plots.color("triton") == plots.BACKEND_COLORS["triton"]
+    assert plots.color("mxfp4") == plots.FORMAT_COLORS["mxfp4"]
+    assert len(set(plots.FORMAT_COLORS.values())) == 3
+    assert plots.color("nope") == "#777777"
+    assert plots.short("x" * 100, 10).endswith("\u2026") and len(plots.short("x" * 100, 10)) == 10
+
+
+# --- teaching ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("splits", [1, 3, 4, 7])
+def test_split_k_merge_is_exact(splits):
+    data = mla.generate_input(2, 1, 203, seed=5)
+    d = teaching.split_k_demo(data, splits)
+    assert d["max_abs_diff"] < 1e-12
+    assert torch.allclose(d["weights"].sum(0), torch.ones(16, dtype=d["weights"].dtype))
+    b = d["bounds"][0]
+    assert b[0][0] == 0 and b[-1][1] == 203 and all(x[1] == y[0] for x, y in zip(b, b[1:]))
+
+
+def test_split_k_demo_ragged_and_rejects_multi_token():
+    data = mla.generate_input(3, 1, 100, seed=1, kv_lens=(5, 100, 37))
+    assert teaching.split_k_demo(data, 4)["max_abs_diff"] < 1e-12
+    with pytest.raises(ValueError):
+        teaching.split_k_demo(mla.generate_input(2, 2, 64, seed=0), 2)
+    rows = teaching.shape_walkthrough(mla.generate_input(2, 1, 64, seed=0))
+    assert rows[0][1] == (2, 16, 576) and rows[1][1] == (128, 1, 576)
+
+
+# --- accuracy ------------------------------------------------------------------------------------
+def test_even_rule_path_equals_mla_reference():
+    data = mla.generate_input(2, 1, 96, seed=3)
+    for kvf in P.KV_FORMATS:
+        for qf in P.Q_FORMATS:
+            out = accuracy._quantized_output(data, kvf, qf, "even", {})
+            ref = mla.reference(data, kv_format=kvf, q_format=qf).bfloat16()
+            assert torch.equal(out, ref), (kvf, qf)
+
+
+def test_scale_rules_differ_where_the_spec_says():
+    x = torch.zeros(1, 32)
+    x[0, 0], x[0, 1] = 7.0, 0.375
+    even = accuracy.fake_quant_mxfp4(x, "even")
+    floor = accuracy.fake_quant_mxfp4(x, "floor")
+    assert floor[0, 0] == 6.0  # floor: e = floor(log2 7) - 2 = 0, 7 saturates at 6
+    assert even[0, 0] == 8.0  # even: amax rounds up to 8, e = 1, 3.5 rounds (to even) to 4 -> 8
+    assert torch.equal(accuracy.fake_quant_mxfp4(x, "even"), mla.quant.fake_quant(x, "mxfp4"))
+    assert floor[0, 1] == 0.5 and even[0, 1] == 0.0  # the coarser even scale loses the small one
+    g = torch.randn(256, 576, generator=torch.Generator().manual_seed(0))
+    assert accuracy.clip_fraction(g, "floor") > accuracy.clip_fraction(g, "even")
+    with pytest.raises(ValueError):
+        accuracy.fake_quant_mxfp4(x, "ceil")
+
+
+def test_study_rows_and_batch_reduction():
+    c = P.Case(8, 256, seed=1)
+    r = accuracy.reduced_case(c, 512)
+    assert (r.batch_size, r.kv_seq_len, r.seed) == (2, 256, 1)
+    assert accuracy.reduced_case(c, None) is c
+    df = accuracy.study([c], max_tokens=512)
+    assert len(df) == 4 + 5 * 2  # 4 combos without MXFP4, 5 with it x 2 rules
+    assert (df.bs_used == 2).all() and df.reduced.all() and (df.bs == 8).all()
+    assert df.mismatch.max() <= 0.05 and df.passes.all()
+    bb = df[(df.kv_format == "bf16") & (df.q_format == "bf16")].iloc[0]
+    assert bb.scale_rule == "none" and bb.rel_l2 < 5e-3
+    assert {"torch", "git_commit", "source_hash", "timestamp_utc", "device"} <= set(df.columns)
+    s = accuracy.error_samples(c, "fp8", max_tokens=512)
+    assert s["diff"].shape == s["ratio"].shape == (2 * 16 * 512,)
+
+
+# --- loaders ---------------------------------------------------------------------------------------
+def test_published_times_reads_both_layouts(tmp_path):
+    pd.DataFrame([dict(case="bs4-kv1024-q1-h16", impl="aiter a8w8", kv_dtype="fp8", latency_us=118, approx=1,
+                       device="AMD Instinct MI355X", source="README")]).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame([dict(source="seed", device="AMD Instinct MI355X", case="bs256-kv8192-q1-h16",
+                       config="HIP MXFP4 kernel", metric="latency_us", value=244, unit="us"),
+                  dict(source="seed", device="AMD Instinct MI355X", case=None, config="b64", metric="vgpr",
+                       value=168, unit="registers")]).to_csv(tmp_path / "b.csv", index=False)
+    pub = measured.published_times(measured.load_csvs(tmp_path))
+    assert len(pub) == 2
+    a = pub[pub.label == "aiter a8w8"].iloc[0]
+    assert (a.kv_format, a.time_us, bool(a.approx)) == ("fp8", 118, True)
+    b = pub[pub.label == "HIP MXFP4 kernel"].iloc[0]
+    assert (b.kv_format, b.time_us) == ("mxfp4", 244)
+    assert measured.published_times(None) is None
+
+
+def test_loaders_on_a_synthetic_campaign(tmp_path):
+    from test_notebooks import make_fixture_tree
+
+    make_fixture_tree(tmp_path)
+    df = measured.load_measured(files=sorted((tmp_path / "measured" / "h200").glob("*.csv")))
+    assert "cfg_num_splits" in df and "source_csv" in df
+    assert not df.source_csv.str.contains("probe-log").any()  # a non-schema CSV is skipped
+    assert (df.status != "ok").sum() == 1
+    t = measured.split_sweep(df, "fp8", "cold")
+    # the sweep ran kernel-only: the table falls back to kernel times and says so
+    assert t.attrs["mode"] == "kernel" and t.attrs["variant"] and t.attrs["commands"]
+    # the sweep's values, plus the heuristic's own picks (5, 9) from the default-config (leaderboard) rows
+    assert {1, 2, 4, 8, 16, 32, 64} <= set(t.columns) and list(t.columns) == sorted(t.columns) and len(t) == 8
+    assert t.attrs["heuristic"] and set(t.attrs["heuristic"].values()) <= set(t.columns)
+    hb = measured.heuristic_vs_best(df)
+    assert len(hb) == 24 and (hb.heuristic_over_best.dropna() >= 1 - 1e-9).all() and set(hb["mode"]) == {"kernel"}
+    v = measured.variant_sweep(df, "mxfp4", "kernel")
+    assert v is not None and v.shape[0] == 8 and v.shape[1] >= 2
+    long = measured.shootout(df, "cold")
+    assert {"torch bf16", "flashinfer fp8", "triton mxfp4 (best config)", "triton mxfp4 (default)"} <= set(long.entry)
+    ho = measured.host_overhead(df, measured.load_anchors()[0])
+    assert ho is not None and (ho.host_us > 0).all() and ho.host_floor_us.notna().all()
+    # footers name the rows' recorded commands, shortened
+    cmds = measured.commands(long)
+    assert cmds and all(c.startswith("python -m mla bench") for c in cmds)
+    gm = measured.geomeans(long)
+    assert gm.complete.all() and (gm.cases == 8).all()
+    assert measured.load_measured(files=[]) is None
+    assert measured.split_sweep(None, "fp8") is None and measured.shootout(None) is None
+
+
+def test_occupancy_table_and_anchors():
+    occ = measured.occupancy_table(P.LEADERBOARD)
+    big = occ[occ.case == "bs256-kv8192-q1-h16"]
+    assert (big.heuristic_splits == 1).all()  # 256 programs already fill 132 SMs
+    small = occ[occ.case == "bs4-kv8192-q1-h16"]
+    assert (small.heuristic_splits > 8).all() and (small.ctas == 4 * small.heuristic_splits).all()
+    a, bw = measured.load_anchors()
+    if a is not None:  # data/anchors/ is committed by the lead
+        assert bw > 3000 and set(a.kv_format) <= {"bf16", "fp8"} and a.case.nunique() == 8
+        assert math.isfinite(a.cold_us.min())
+
+
+def test_run_live_writes_a_fresh_schema_csv(tmp_path):
+    cmd = ("python -m mla bench --cases bs2-kv64-q1-h16 --backend torch --kv-format bf16 --out ignored.csv "
+           "--device cpu --min-runs 2 --max-runs 2 --bandwidth-gbs 1,1 --no-progress")
+    files = measured.run_live(cmd, data_dir=tmp_path)
+    assert len(files) == 1 and files[0].parent == tmp_path / "measured" / "cpu" and files[0].exists()
+    df = measured.load_measured(files=files)
+    assert len(df) == 1 and df.status.iloc[0] == "ok" and df.cpu_median_us.iloc[0] > 0
+    with pytest.raises(ValueError):
+        measured.run_live("rm -rf /")
+
+
+def test_campaign_commands_come_from_the_scripts():
+    """campaign() reads scripts/h200_campaign.sh and scripts/campaign_sweeps.txt: no private copies."""
+    cmds = measured.campaign_commands()
+    lb = measured.campaign("leaderboard")
+    assert lb and all(c.startswith("python -m mla bench") and "--cases leaderboard" in c for c in lb)
+    assert {b for c in lb for b in ("torch", "flashinfer", "triton") if f"--backend {b}" in c} == {"torch", "flashinfer", "triton"}
+    lines = [ln for ln in (measured.ROOT / "scripts" / "campaign_sweeps.txt").read_text().splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(cmds["sweeps"]) >= len(lines) and all(any(ln.strip() in c for c in cmds["sweeps"]) for ln in lines)
+    assert all("--sweep num_splits=" in c for c in measured.campaign("splits"))
+    assert measured.campaign("static_sm90") == ["python -m mla isa --target sm90"]
+    with pytest.raises(ValueError):
+        measured.campaign("nope")
+
+
+def test_short_command_drops_noise_and_keeps_the_effective_flags():
+    c = ("python3 -m mla bench --mode cold,warm,kernel --max-seconds 0.4 --no-progress --out /root/out/sweeps.csv --append "
+         "--cases a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18 --mode kernel --sweep num_splits=1,2")
+    s = measured.short_command(c)
+    assert "--out" not in s and "--append" not in s and "--no-progress" not in s
+    assert s.count("--mode") == 1 and "--mode kernel" in s and "--sweep num_splits=1,2" in s and "(+16)" in s
