@@ -13,6 +13,11 @@
 3. a sweep of variants x num_splits on three shapes (kernel time) to pick defaults.
 Writes $OUT/triton-probe.csv (every row with provenance) and prints a compact table last.
 Phase 3 stops early when the time budget (PROBE_BUDGET_S, default 330 s) runs out.
+
+PROBE_PHASES=variants (comma list of correctness,leaderboard,sweep,variants) runs only the named
+phases; ``variants`` checks the new variants of PROBE_VARIANTS (default "words") on ragged / q4 /
+32-head inputs, then checks and times them against the default on bs256-kv8192, bs32-kv8192 and
+bs4-kv1024 (kernel time). PROBE_CSV names the CSV under $OUT.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import traceback
 
 import torch
 import triton
+import triton.language as tl
 
 import mla
 from mla.bench.timers import L2Flush
 from mla.kernels.triton import VARIANTS, TritonDecodePlan, quantize_q_like_kernel, race_num_splits
+from mla.kernels.triton.kernels import _decode_fp8_words, _decode_mx_words
 from mla.reference import decode_causal_mask
 
 T0 = time.time()
@@ -259,11 +266,143 @@ def phase_sweep():
             torch.cuda.empty_cache()
 
 
+# --- 4. word-decode variants vs the defaults (second probe, 2026-11-30) ----------------------------
+VARIANT_SETS = {  # PROBE_VARIANTS=name picks one; the first of each list is the default at the time
+    "words": {
+        "mxfp4": ["v1_n32_w4_s2", "v17_n32_w4_s2_mxw", "v30_n32_w4_s2_mxw_tr", "v31_n64_w4_s2_mxw",
+                  "v27_n32_w4_s3_mxw", "v19_n32_w4_s2_mxw_pf", "v20_n32_w4_s2_mxp"],
+        "fp8": ["v13_n64_w8_s2_f16", "v32_n32_w4_s2_f16wp", "v35_n32_w4_s2_f16wp_tr", "v33_n64_w4_s2_f16wp",
+                "v34_n32_w4_s3_f16wp", "v23_n32_w4_s2_f16w", "v25_n64_w4_s2_f16w"],
+        "bf16": ["v4_n32_w4_s3", "v28_n32_w4_s3_tr"],
+    },
+}
+VCHECK = {"mxfp4": ["v17_n32_w4_s2_mxw", "v30_n32_w4_s2_mxw_tr"], "fp8": ["v32_n32_w4_s2_f16wp", "v35_n32_w4_s2_f16wp_tr"],
+          "bf16": ["v28_n32_w4_s3_tr"]}
+VARIANT_CHECKS = [  # extra correctness cases for the new variants: (case, generate_input kwargs, splits)
+    ("ragged", dict(batch_size=6, q_seq_len=1, kv_seq_len=8192, kv_lens=(1, 7, 33, 1000, 8192, 513)), "auto"),
+    ("q4", dict(batch_size=8, q_seq_len=4, kv_seq_len=1024, kv_lens=(4, 9, 1024, 100, 333, 1024, 77, 600)), 3),
+    ("h32", dict(batch_size=4, q_seq_len=1, kv_seq_len=2048, num_heads=32), 2),
+]
+# (batch, kv_len, splits, how many of each list: the default + the first new ones); bf16 only where
+# splits > 1 (it is here for the tile reduce)
+VARIANT_SHAPES = [(256, 8192, (1,), 9), (4, 1024, (16, 32), 9), (4, 8192, (64,), 3), (32, 8192, (8,), 9)]
+
+
+@triton.jit
+def _mx_unit_kernel(w_ptr, s_ptr, o_ptr, USE_PTX: tl.constexpr):
+    r = tl.arange(0, 32)
+    w = tl.load(w_ptr + r[:, None] * 64 + tl.arange(0, 64)[None, :])
+    sc = tl.load(s_ptr + r[:, None] * 16 + tl.arange(0, 16)[None, :])
+    x = _decode_mx_words(w, sc[:, :, None], 16, 32, USE_PTX, tl.float16)
+    tl.store(o_ptr + r[:, None] * 512 + tl.arange(0, 512)[None, :], x)
+
+
+@triton.jit
+def _f8_unit_kernel(w_ptr, o_ptr, USE_PTX: tl.constexpr):
+    r = tl.arange(0, 32)
+    w = tl.load(w_ptr + r[:, None] * 128 + tl.arange(0, 128)[None, :])
+    x = _decode_fp8_words(w, 128, 32, USE_PTX, tl.float16)
+    tl.store(o_ptr + r[:, None] * 512 + tl.arange(0, 512)[None, :], x)
+
+
+PTX_MODES = (True, False)  # the smoke test on CPU runs the portable path only
+
+
+def phase_decode():
+    """Unit check of the inline-PTX word decodes against their portable twins (bit-exact expected)."""
+    g = torch.Generator(device=DEV).manual_seed(1)
+    words = torch.randint(-2**31, 2**31 - 1, (32, 64), dtype=torch.int32, device=DEV, generator=g)
+    scales = torch.randint(104, 137, (32, 16), dtype=torch.int32, device=DEV, generator=g)
+    outs = []
+    for ptx in PTX_MODES:
+        o = torch.full((32, 512), float("nan"), dtype=torch.float16, device=DEV)
+        _mx_unit_kernel[(1,)](words, scales, o, USE_PTX=ptx)
+        outs.append(o)
+    # reference from mla's own dequantizer semantics: nibble i of the row, value e2m1 * 2**(e - 127)
+    nib = torch.stack([(words >> (4 * i)) & 0xF for i in range(8)], -1).reshape(32, 512)
+    lut = torch.tensor([0, .5, 1, 1.5, 2, 3, 4, 6], device=DEV)
+    ref = lut[nib & 7] * torch.where(nib >= 8, -1.0, 1.0) * torch.exp2(scales.float() - 127).repeat_interleave(32, 1)
+    mx_ok = bool((outs[0].float() == ref).all() and (outs[1].float() == ref).all())
+    f8 = torch.randint(-2**31, 2**31 - 1, (32, 128), dtype=torch.int32, device=DEV, generator=g)
+    b8 = f8.view(torch.uint8)
+    b8[(b8 & 0x7F) == 0x7F] = 0  # no e4m3fn NaN bytes (0x7F / 0xFF): the portable decode does not handle them
+    o8 = []
+    for ptx in PTX_MODES:
+        o = torch.full((32, 512), float("nan"), dtype=torch.float16, device=DEV)
+        _f8_unit_kernel[(1,)](f8, o, USE_PTX=ptx)
+        o8.append(o)
+    bytes_ = f8.view(torch.uint8).view(torch.float8_e4m3fn).float().reshape(32, 512)
+    f8_ok = bool(torch.equal(o8[0].float(), bytes_) and torch.equal(o8[1].float(), bytes_))
+    record(phase="decode", case="unit", kv_format="mxfp4", ok=mx_ok,
+           max_abs=float((outs[0].float() - ref).abs().max()))
+    record(phase="decode", case="unit", kv_format="fp8", ok=f8_ok,
+           max_abs=float((o8[0].float() - bytes_).abs().nan_to_num(99.0).max()))
+    write_csv()
+    log("DECODE unit: mxfp4 ptx==portable==ref", mx_ok, "fp8", f8_ok)
+
+
+def phase_variants():
+    sets = VARIANT_SETS[os.environ.get("PROBE_VARIANTS", "words")]
+    seed = int(time.time()) % 100000
+    for cname, kw, splits in VARIANT_CHECKS:  # new variants only: the defaults were checked before
+        seed += 1
+        data = mla.generate_input(seed=seed, device=DEV, **kw)
+        for kvf, names in VCHECK.items():
+            ref = own_format_reference(data, kvf, "bf16")
+            for var in names:
+                row = dict(phase="vcheck", case=cname, kv_format=kvf, q_format="bf16", variant=var)
+                try:
+                    p = TritonDecodePlan(data, kv_format=kvf, variant=var, num_splits=splits)
+                    ok, rel, msg = check(p, data, kvf, "bf16", ref)
+                    row.update(num_splits=p.num_splits, ok=ok, rel_l2=rel, lb=msg)
+                except Exception as e:  # noqa: BLE001
+                    row.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
+                record(**row)
+                write_csv()
+                log("VCHECK", cname, kvf, var, row.get("ok"), row.get("rel_l2"), row.get("error", ""))
+        del data
+    for bs, kv, splits, first in VARIANT_SHAPES:
+        data = mla.generate_input(bs, 1, kv, seed=bs * 37 + kv, device=DEV)  # fresh inputs
+        case = mla.Case(bs, kv)
+        for kvf, names in sets.items():
+            if kvf == "bf16" and splits == (1,):
+                continue  # bf16 is here for the reduce only
+            ref = mla.reference(data, kv_format=kvf)
+            for var in names[:first]:
+                for sp in splits:
+                    if sp == 1 and var.endswith("_tr"):
+                        continue  # one split: no reduce, the same kernel as its parent
+                    if time.time() - T0 > BUDGET_S:
+                        log("budget reached: variants phase stops")
+                        return
+                    row = dict(phase="variants", case=case.name, kv_format=kvf, q_format="bf16", variant=var,
+                               num_splits=sp)
+                    try:
+                        p = TritonDecodePlan(data, kv_format=kvf, variant=var, num_splits=sp)
+                        ok, rel, msg = check(p, data, kvf, "bf16", ref)
+                        row.update(ok=ok, rel_l2=rel, lb=msg)
+                        if ok:
+                            g = graph_of(p, data)
+                            row["kernel_us"], row["kernel_min_us"] = t_kernel(g, 15)
+                            row["bw_frac"] = bytes_of(case, kvf) / (row["kernel_us"] * 1e-6) / 1e9 / 4340.0
+                            ok3, _, _ = check(p, data, kvf, "bf16", ref)  # the graph replayed the right inputs
+                            row["ok"] = ok and ok3
+                    except Exception as e:  # noqa: BLE001
+                        row.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
+                    record(**row)
+                    write_csv()
+                    log("VAR", case.name, kvf, var, sp, row.get("ok"), round(row.get("kernel_us", -1), 1),
+                        row.get("error", "")[:200])
+            del ref
+        del data
+        torch.cuda.empty_cache()
+
+
 def write_csv():
     keys = []
     for r in ROWS:
         keys += [k for k in r if k not in keys]
-    with open(os.path.join(OUT, "triton-probe.csv"), "w", newline="") as f:
+    with open(os.path.join(OUT, os.environ.get("PROBE_CSV", "triton-probe.csv")), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(ROWS)
@@ -274,7 +413,10 @@ def main():
     PROV.update(provenance())
     FLUSH = L2Flush(DEV)
     log("provenance", PROV)
-    for phase in (phase_correctness, phase_leaderboard, phase_sweep):
+    phases = dict(correctness=phase_correctness, leaderboard=phase_leaderboard, sweep=phase_sweep,
+                  decode=phase_decode, variants=phase_variants)
+    wanted = os.environ.get("PROBE_PHASES", "correctness,leaderboard,sweep").split(",")
+    for phase in (phases[w] for w in wanted):
         try:
             phase()
         except Exception:  # noqa: BLE001
@@ -291,6 +433,12 @@ def main():
     for (c, f), r in sorted(best.items()):
         print(f"{c:22s} {f:6s} {r['variant']:22s} splits={r['num_splits']:<3d} {r['kernel_us']:8.1f} us  "
               f"bw={r['bw_frac']:.2f}")
+    print("\n== variants: kernel_us (graph replay, cold L2) ==")
+    for r in ROWS:
+        if r["phase"] in ("variants", "vcheck"):
+            print(f"{r['phase']:8s} {r['case']:20s} {r['kv_format']:6s} {str(r.get('variant')):22s} "
+                  f"spl={str(r.get('num_splits')):>4s} ok={'Y' if r.get('ok') else 'N'} rel={r.get('rel_l2', float('nan')):.2e} "
+                  f"{r.get('kernel_us', float('nan')):8.1f} us bw={r.get('bw_frac', 0):.2f} {r.get('error', '')[:120]}")
     checks = [r for r in ROWS if r["phase"] == "check"]
     print(f"\n== correctness: {sum(bool(r.get('ok')) for r in checks)}/{len(checks)} passed ==")
     for r in checks:

@@ -158,11 +158,17 @@ def test_split_heuristic():
     assert choose_num_splits(256, 8192, 1, 132, 64) == 1
     # small batch, long KV: enough programs for ~2 per SM
     assert choose_num_splits(4, 8192, 1, 132, 64) == 64
-    assert choose_num_splits(8, 8192, 1, 132, 32) == 33  # ceil(2 * 132 / 8)
+    assert choose_num_splits(8, 8192, 1, 132, 32) == 33  # floor(2 * 132 / 8): one wave of 264 slots
+    # never a partial second wave: bs32 -> 8 (256 CTAs), not 9 (288 > 264); bs64 -> 4, not 5
+    assert choose_num_splits(32, 8192, 1, 132, 32) == 8
+    assert choose_num_splits(64, 8192, 1, 132, 32) == 4
     # never a split shorter than 64 tokens: bs4-kv1024 gets 16 (the H200 probe's best)
     assert choose_num_splits(4, 100, 1, 132, 32) == 1
     assert choose_num_splits(4, 1024, 1, 132, 32) == 16
-    assert choose_num_splits(32, 1024, 1, 132, 64) == 9
+    assert choose_num_splits(32, 1024, 1, 132, 64) == 8
+    # tile-reduce variants allow 32-token splits: bs4-kv1024 gets 32 (the second H200 probe's best)
+    assert choose_num_splits(4, 1024, 1, 132, 32, min_split_tokens=32) == 32
+    assert choose_num_splits(4, 8192, 1, 132, 32, min_split_tokens=32) == 64
 
 
 def test_mxfp4_refuses_tiles_that_miscompiled_on_sm90():
@@ -176,6 +182,38 @@ def test_mxfp4_refuses_tiles_that_miscompiled_on_sm90():
 def test_prefetch_variants(kv_format, variant):
     data = mla.generate_input(3, 1, 150, seed=int(torch.randint(1 << 30, ())), kv_lens=(150, 1, 70))
     run_and_compare(data, kv_format, variant=variant, num_splits=2)
+
+
+@pytest.mark.parametrize("kv_format,variant,q_format", [("mxfp4", "v17_n32_w4_s2_mxw", "bf16"),
+                                                        ("mxfp4", "v21_n64_w8_s2_mxp", "fp8"),
+                                                        ("fp8", "v23_n32_w4_s2_f16w", "bf16"),
+                                                        ("fp8", "v33_n64_w4_s2_f16wp", "mxfp4")])
+def test_word_decode_variants(kv_format, variant, q_format):
+    # the interpreter runs the portable word decode (same loads, element order and join tree as the
+    # PTX path; the PTX itself is checked by the offline compile below and on the GPU)
+    data = mla.generate_input(3, 1, 150, seed=int(torch.randint(1 << 30, ())), kv_lens=(150, 1, 70))
+    run_and_compare(data, kv_format, q_format, variant=variant, num_splits=2)
+
+
+@pytest.mark.parametrize("kv_format,variant,num_splits", [("bf16", "v28_n32_w4_s3_tr", 3),
+                                                          ("fp8", "v35_n32_w4_s2_f16wp_tr", 33),
+                                                          ("mxfp4", "v30_n32_w4_s2_mxw_tr", 2)])
+def test_tile_reduce_variants(kv_format, variant, num_splits):
+    # 33 splits: SPLITS_P2 = 64 (d-blocks of 64), most of them empty for the short rows
+    data = mla.generate_input(3, 1, 1000, seed=int(torch.randint(1 << 30, ())), kv_lens=(1000, 1, 70))
+    plan, _ = run_and_compare(data, kv_format, variant=variant, num_splits=num_splits)
+    assert plan.reduce_grid[2] == 512 // plan.reduce_block_d
+
+
+def test_word_decode_variants_compile_for_sm90_with_cp_async():
+    from triton.backends.compiler import GPUTarget
+
+    for kv_format, variant in (("mxfp4", "v17_n32_w4_s2_mxw"), ("fp8", "v32_n32_w4_s2_f16wp")):
+        k = compile_offline(GPUTarget("cuda", 90, 32), kv_format=kv_format, variant=variant, num_splits=1)
+        ptx = k.asm["ptx"]
+        assert "cvt.rn.f16x2.e4m3x2" in ptx and "cp.async" in ptx and "mma.sync" in ptx
+    with pytest.raises(ValueError, match="fp16 dots"):
+        TritonDecodePlan(mla.generate_input(1, 1, 16, seed=0), kv_format="bf16", variant="v17_n32_w4_s2_mxw")
 
 
 def test_variant_registry_is_documented():

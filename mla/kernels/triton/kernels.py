@@ -46,7 +46,11 @@ Variant knobs: ``PREFETCH`` issues the next tile's loads before decoding the cur
 register double buffer: on sm90 the bf16 tile streams through cp.async into the dots, but fp8 /
 MXFP4 tiles, consumed by an elementwise decode, mostly compile to plain loads that stall);
 ``MX_DECODE=1`` decodes MXFP4 with integer ops straight to bf16 bits (no
-conversions or multiplies; needs E8M0 bytes >= 1); ``DOT_F16=True`` runs the dots in fp16 (fp8 KV
+conversions or multiplies; needs E8M0 bytes >= 1); ``MX_DECODE=2`` loads int32 words of nibbles and
+decodes 8 elements with 5 integer ops + 4 e4m3-pair conversions + 4 fp16x2 multiplies (inline PTX
+when ``USE_PTX``, sm90; a portable fp32 path otherwise; fp16 dots; E8M0 in [104, 136] is exact);
+for fp8 KV, ``MX_DECODE>=2`` reads int32 words of e4m3 and converts pairs by PTX (4 = pure asm, see
+:func:`_decode_fp8_words`); ``DOT_F16=True`` runs the dots in fp16 (fp8 KV
 only: e4m3 -> fp16 is one conversion per pair; Q must then fit fp16's range, |q| < 65504).
 
 ``DOT_FP32`` casts dot operands to fp32: Triton 3.9's interpreter returns garbage for a bf16
@@ -110,13 +114,220 @@ def _decode_mx(packed, scale_e8m0, MX_DECODE: tl.constexpr, DOT_DTYPE: tl.conste
     return lo.to(DOT_DTYPE), hi.to(DOT_DTYPE)
 
 
+# --- MX_DECODE = 2: whole 32-bit words of nibbles, e4m3 bytes by shifts, cvt pairs on sm90 --------
+# Placing an E2M1 code (3 bits) at bits 2..4 of an e4m3 byte gives exactly e2m1 * 2**-6 (the
+# subnormal codes 0/1 included), so 8 nibbles become 8 e4m3 bytes with 5 integer ops (no LUT), then
+# 4 ``cvt.rn.f16x2.e4m3x2`` and 4 ``mul.rn.f16x2`` by the block scale 2**(e8m0 - 121) in fp16.
+# Exact while e8m0 is in [104, 136] (every block value 0.5 * 2**-23 .. 6 * 2**9 is an fp16); smaller
+# scales round towards 0, larger ones give inf (loud, never silently wrong). Standard-normal KV has
+# e8m0 ~ 125..128. The fp16 dots need Q within fp16's range too (as DOT_F16 for fp8).
+_MX_WORD_PTX = tl.constexpr("""
+{
+.reg .b32 lo, hi, t0, t1, p0, p1, p2, p3;
+.reg .b16 a0, a1, a2, a3;
+shl.b32 t0, $8, 2;
+shl.b32 t1, $8, 4;
+and.b32 t0, t0, 0x1C1C1C1C;
+and.b32 t1, t1, 0x80808080;
+or.b32 lo, t0, t1;
+shr.u32 t0, $8, 2;
+and.b32 t0, t0, 0x1C1C1C1C;
+and.b32 t1, $8, 0x80808080;
+or.b32 hi, t0, t1;
+mov.b32 {a0, a1}, lo;
+mov.b32 {a2, a3}, hi;
+cvt.rn.f16x2.e4m3x2 p0, a0;
+cvt.rn.f16x2.e4m3x2 p1, a1;
+cvt.rn.f16x2.e4m3x2 p2, a2;
+cvt.rn.f16x2.e4m3x2 p3, a3;
+mul.rn.f16x2 p0, p0, $9;
+mul.rn.f16x2 p1, p1, $9;
+mul.rn.f16x2 p2, p2, $9;
+mul.rn.f16x2 p3, p3, $9;
+mov.b32 {$0, $2}, p0;
+mov.b32 {$4, $6}, p1;
+mov.b32 {$1, $3}, p2;
+mov.b32 {$5, $7}, p3;
+}
+""")
+
+
+# Same decode, results as 4 f16x2 registers of adjacent elements ((e0,e1), (e2,e3), ...): two byte
+# permutes interleave the even/odd e4m3 bytes so no 16-bit repacking follows the asm.
+_MX_WORD_PAIRS_PTX = tl.constexpr("""
+{
+.reg .b32 lo, hi, t0, t1, q0, q1;
+.reg .b16 a0, a1, a2, a3;
+shl.b32 t0, $4, 2;
+shl.b32 t1, $4, 4;
+and.b32 t0, t0, 0x1C1C1C1C;
+and.b32 t1, t1, 0x80808080;
+or.b32 lo, t0, t1;
+shr.u32 t0, $4, 2;
+and.b32 t0, t0, 0x1C1C1C1C;
+and.b32 t1, $4, 0x80808080;
+or.b32 hi, t0, t1;
+prmt.b32 q0, lo, hi, 0x5140;
+prmt.b32 q1, lo, hi, 0x7362;
+mov.b32 {a0, a1}, q0;
+mov.b32 {a2, a3}, q1;
+cvt.rn.f16x2.e4m3x2 $0, a0;
+cvt.rn.f16x2.e4m3x2 $1, a1;
+cvt.rn.f16x2.e4m3x2 $2, a2;
+cvt.rn.f16x2.e4m3x2 $3, a3;
+mul.rn.f16x2 $0, $0, $5;
+mul.rn.f16x2 $1, $1, $5;
+mul.rn.f16x2 $2, $2, $5;
+mul.rn.f16x2 $3, $3, $5;
+}
+""")
+
+
+@triton.jit
+def _f16x2_split(x):
+    lo = (x & 0xFFFF).to(tl.uint16).to(tl.float16, bitcast=True)
+    hi = ((x >> 16) & 0xFFFF).to(tl.uint16).to(tl.float16, bitcast=True)
+    return lo, hi
+
+
+@triton.jit
+def _mx_scale_f16x2(scale_e8m0):
+    """E8M0 byte -> two copies of the fp16 2**(e - 121) packed in an int32 (e < 97 -> 0, e > 136 -> inf)."""
+    e = tl.minimum(scale_e8m0.to(tl.int32), 137)
+    bits = tl.where(e >= 107, (e - 106) << 10, tl.where(e >= 97, 1 << (e - 97), 0))
+    return bits | (bits << 16)
+
+
+@triton.jit
+def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constexpr, MX_PURE: tl.constexpr = True,
+                  MX_PAIRS: tl.constexpr = False):
+    """int32 word (8 nibbles, element i in bits 4i..4i+3) + E8M0 -> 8 tensors, elements 0..7 in order."""
+    if USE_PTX and MX_PAIRS:
+        sc = _mx_scale_f16x2(scale_e8m0)
+        p0, p1, p2, p3 = tl.inline_asm_elementwise(
+            _MX_WORD_PAIRS_PTX, "=r,=r,=r,=r,r,r", [word, sc], dtype=(tl.int32,) * 4, is_pure=MX_PURE, pack=1)
+        e0, e1 = _f16x2_split(p0)
+        e2, e3 = _f16x2_split(p1)
+        e4, e5 = _f16x2_split(p2)
+        e6, e7 = _f16x2_split(p3)
+    elif USE_PTX:
+        sc = _mx_scale_f16x2(scale_e8m0)
+        e0, e1, e2, e3, e4, e5, e6, e7 = tl.inline_asm_elementwise(
+            _MX_WORD_PTX, "=h,=h,=h,=h,=h,=h,=h,=h,r,r", [word, sc],
+            dtype=(tl.float16,) * 8, is_pure=MX_PURE, pack=1)
+    else:  # portable (interpreter, gfx950): the fp16-bits decode of _e2m1_bytes_to_f32 per nibble
+        factor = ((scale_e8m0.to(tl.int32) + 14) << 23).to(tl.float32, bitcast=True)
+        e0 = _mx_nibble_f32(word, 0, factor)
+        e1 = _mx_nibble_f32(word, 4, factor)
+        e2 = _mx_nibble_f32(word, 8, factor)
+        e3 = _mx_nibble_f32(word, 12, factor)
+        e4 = _mx_nibble_f32(word, 16, factor)
+        e5 = _mx_nibble_f32(word, 20, factor)
+        e6 = _mx_nibble_f32(word, 24, factor)
+        e7 = _mx_nibble_f32(word, 28, factor)
+    return (e0.to(DOT_DTYPE), e1.to(DOT_DTYPE), e2.to(DOT_DTYPE), e3.to(DOT_DTYPE),
+            e4.to(DOT_DTYPE), e5.to(DOT_DTYPE), e6.to(DOT_DTYPE), e7.to(DOT_DTYPE))
+
+
+@triton.jit
+def _mx_nibble_f32(word, shift: tl.constexpr, factor):
+    nib = (word >> shift) & 0xF
+    bits = ((nib & 0x8) << 12) | ((nib & 0x7) << 9)
+    return bits.to(tl.uint16).to(tl.float16, bitcast=True).to(tl.float32) * factor
+
+
+@triton.jit
+def _decode_mx_words(words, scale_e8m0, N_BLK: tl.constexpr, BLOCK_N: tl.constexpr, USE_PTX: tl.constexpr,
+                     DOT_DTYPE: tl.constexpr, MX_PAIRS: tl.constexpr = False):
+    """words int32 [BLOCK_N, N_BLK * 4] (one MX block = 4 words), scales [BLOCK_N, N_BLK, 1]
+    -> [BLOCK_N, N_BLK * 32] in DOT_DTYPE, element order kept."""
+    words = tl.reshape(words, (BLOCK_N, N_BLK, 4))
+    e0, e1, e2, e3, e4, e5, e6, e7 = _mx_word_to_8(words, scale_e8m0, USE_PTX, DOT_DTYPE, False, MX_PAIRS)
+    # tl.join stacks along a new *last* axis, so the first join pairs elements 4 apart and the
+    # last one interleaves even/odd: position 4j + 2k + l holds element 4j + 2k + l
+    x = tl.join(tl.join(tl.join(e0, e4), tl.join(e2, e6)), tl.join(tl.join(e1, e5), tl.join(e3, e7)))
+    return tl.reshape(x, (BLOCK_N, N_BLK * 32))
+
+
+# fp8 (e4m3) words: 4 elements per int32, two pair conversions, no scale (it is per tensor).
+_FP8_WORD_PTX = tl.constexpr("""
+{
+.reg .b16 a0, a1;
+.reg .b32 p0, p1;
+mov.b32 {a0, a1}, $4;
+cvt.rn.f16x2.e4m3x2 p0, a0;
+cvt.rn.f16x2.e4m3x2 p1, a1;
+mov.b32 {$0, $1}, p0;
+mov.b32 {$2, $3}, p1;
+}
+""")
+
+
+@triton.jit
+def _e4m3_byte_f32(word, shift: tl.constexpr):
+    """Portable e4m3fn byte -> fp32: the 7 exponent/mantissa bits at fp32 bits 20..26 are the value
+    times 2**-120 (normal and subnormal alike); NaN codes are not handled (KV data has none)."""
+    byte = (word >> shift) & 0xFF
+    bits = ((byte & 0x80) << 24) | ((byte & 0x7F) << 20)
+    return bits.to(tl.float32, bitcast=True) * 1.329227995784916e36  # 2**120
+
+
+@triton.jit
+def _decode_fp8_words(words, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, USE_PTX: tl.constexpr,
+                      DOT_DTYPE: tl.constexpr, PURE: tl.constexpr = False):
+    """words int32 [BLOCK_N, N_WORDS] of e4m3 bytes -> [BLOCK_N, 4 * N_WORDS] in DOT_DTYPE (order kept).
+    PURE=False marks the asm impure, so Triton converts its result for the two dots instead of
+    re-running it per dot layout; PURE=True lets it re-run (2 cvt per 4 elements is cheaper than the
+    second shared-memory copy of the tile: fp8 v23 119 -> v32 108 warp-instr/token)."""
+    if USE_PTX:
+        e0, e1, e2, e3 = tl.inline_asm_elementwise(_FP8_WORD_PTX, "=h,=h,=h,=h,r", [words],
+                                                   dtype=(tl.float16,) * 4, is_pure=PURE, pack=1)
+    else:
+        e0 = _e4m3_byte_f32(words, 0)
+        e1 = _e4m3_byte_f32(words, 8)
+        e2 = _e4m3_byte_f32(words, 16)
+        e3 = _e4m3_byte_f32(words, 24)
+    x = tl.join(tl.join(e0.to(DOT_DTYPE), e2.to(DOT_DTYPE)), tl.join(e1.to(DOT_DTYPE), e3.to(DOT_DTYPE)))
+    return tl.reshape(x, (BLOCK_N, N_WORDS * 4))
+
+
+@triton.jit
+def _bytes_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr):
+    """int32 [BLOCK_N, N_WORDS] -> its bytes as int32 [BLOCK_N, 4 * N_WORDS], little-endian order."""
+    b0 = w & 0xFF
+    b1 = (w >> 8) & 0xFF
+    b2 = (w >> 16) & 0xFF
+    b3 = (w >> 24) & 0xFF
+    return tl.reshape(tl.join(tl.join(b0, b2), tl.join(b1, b3)), (BLOCK_N, 4 * N_WORDS))
+
+
 @triton.jit
 def _load_kv_raw(kv_ptr, scales_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok,
-                 KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr):
+                 KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, MX_DECODE: tl.constexpr = 0):
     """One KV tile as stored, 4 tensors: bf16/fp8 (latent [BLOCK_N, 512], rope [BLOCK_N, 64], -, -);
     MXFP4 (packed latent [BLOCK_N, 16, 16], packed rope [BLOCK_N, 2, 16], scales [BLOCK_N, 16],
     [BLOCK_N, 2]): 288 packed bytes per token = 18 blocks of 16 bytes, 16 latent + 2 rope."""
-    if KV_FORMAT == 2:
+    if KV_FORMAT == 2 and MX_DECODE >= 2:
+        # int32 words: 4 per 16-byte MX block; rows are 288 B (16-byte aligned): 16-byte cp.async
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        # 2-D [BLOCK_N, words] loads: one contiguous run per token, so lanes spread along the words
+        # (the decoded tile then keeps the 512 dims fastest and its smem copy takes vector stores)
+        m2 = tok_mask[:, None]
+        a = tl.load(wrow + tl.arange(0, 64)[None, :], mask=m2, other=0)
+        b = tl.load(wrow + 64 + tl.arange(0, 8)[None, :], mask=m2, other=0)
+        # E8M0 scales as int32 words too (bytes 0..15 latent, word 4 = bytes 16..19 holds the two rope
+        # scales): byte loads of the 24-byte scale rows compiled to plain LDG that stalled every trip;
+        # 4-byte words go through cp.async with the tile
+        swrow = (scales_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
+        c = tl.load(swrow + tl.arange(0, 4)[None, :], mask=m2, other=0)
+        d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
+    elif KV_FORMAT == 1 and MX_DECODE >= 2:  # fp8 as int32 words (4 e4m3 each), lanes along the words
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        a = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
+        b = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=tok_mask[:, None], other=0)
+        c = tl.zeros([BLOCK_N, 16], dtype=tl.uint8)
+        d = tl.zeros([BLOCK_N, 2], dtype=tl.uint8)
+    elif KV_FORMAT == 2:
         blk_lat = tl.arange(0, 16)
         blk_rope = tl.arange(0, 2)
         byte = tl.arange(0, 16)
@@ -138,9 +349,18 @@ def _load_kv_raw(kv_ptr, scales_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok
 
 @triton.jit
 def _decode_kv(a, b, c, d, KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, DOT_DTYPE: tl.constexpr,
-               MX_DECODE: tl.constexpr):
+               MX_DECODE: tl.constexpr, USE_PTX: tl.constexpr = False):
     """Raw tile (see :func:`_load_kv_raw`) -> (latent [BLOCK_N, 512], rope [BLOCK_N, 64]) in DOT_DTYPE."""
-    if KV_FORMAT == 2:
+    if KV_FORMAT == 2 and MX_DECODE >= 2:
+        sc_lat = _bytes_of_words(c, 4, BLOCK_N)  # [BLOCK_N, 16] E8M0 of the latent blocks
+        w4, _ = tl.split(d)
+        sc_rope = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)  # [BLOCK_N, 2]
+        lat = _decode_mx_words(a, sc_lat[:, :, None], 16, BLOCK_N, USE_PTX, DOT_DTYPE, MX_DECODE == 3)
+        rope = _decode_mx_words(b, sc_rope[:, :, None], 2, BLOCK_N, USE_PTX, DOT_DTYPE, MX_DECODE == 3)
+    elif KV_FORMAT == 1 and MX_DECODE >= 2:
+        lat = _decode_fp8_words(a, 128, BLOCK_N, USE_PTX, DOT_DTYPE, MX_DECODE == 4)
+        rope = _decode_fp8_words(b, 16, BLOCK_N, USE_PTX, DOT_DTYPE, MX_DECODE == 4)
+    elif KV_FORMAT == 2:
         lo, hi = _decode_mx(a, c[:, :, None], MX_DECODE, DOT_DTYPE)
         lat = tl.reshape(tl.join(lo, hi), (BLOCK_N, 512))
         lo_r, hi_r = _decode_mx(b, d[:, :, None], MX_DECODE, DOT_DTYPE)
@@ -212,6 +432,7 @@ def mla_decode_split_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
+    USE_PTX: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
     writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
@@ -270,18 +491,18 @@ def mla_decode_split_kernel(
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH:  # register double buffer: the next tile's loads fly while this one is decoded
         r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + start + offs_n, start + offs_n < end,
-                                      stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N)
+                                      stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
     for n0 in range(start, end, BLOCK_N):
         pos = n0 + offs_n
         if PREFETCH:
             c0, c1, c2, c3 = r0, r1, r2, r3
             nxt = pos + BLOCK_N
             r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + nxt, nxt < end, stride_kv_tok,
-                                          stride_sc_tok, KV_FORMAT, BLOCK_N)
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
         else:
             c0, c1, c2, c3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + pos, pos < end, stride_kv_tok,
-                                          stride_sc_tok, KV_FORMAT, BLOCK_N)
-        lat, rope = _decode_kv(c0, c1, c2, c3, KV_FORMAT, BLOCK_N, DOT_DTYPE, MX_DECODE)
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
+        lat, rope = _decode_kv(c0, c1, c2, c3, KV_FORMAT, BLOCK_N, DOT_DTYPE, MX_DECODE, USE_PTX)
         s = tl.dot(q_lat, tl.trans(lat)) + tl.dot(q_rope, tl.trans(rope))
         s = s * row_score_scale[:, None]
         s = tl.where(pos[None, :] < visible[:, None], s, float("-inf"))
@@ -330,3 +551,24 @@ def mla_decode_reduce_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, st
         part = tl.load(part_o_ptr + ((tok * NUM_HEADS + head) * num_splits + k)[:, None] * 512 + d[None, :])
         acc += wk[:, None] * part
     tl.store(out_ptr + tok * stride_o_tok + head[:, None] * stride_o_head + d[None, :], _to_bf16(acc, EXACT_RNE))
+
+
+@triton.jit
+def mla_decode_reduce_tile_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, stride_o_head, num_splits,
+                                  NUM_HEADS: tl.constexpr, SPLITS_P2: tl.constexpr, BLOCK_D: tl.constexpr,
+                                  EXACT_RNE: tl.constexpr):
+    """Grid (total_q, NUM_HEADS, 512 // BLOCK_D): one (query, head, d-block) per program, every split's
+    partial loaded as one [SPLITS_P2, BLOCK_D] tile. The loop reduce above waits one memory latency per
+    split (16-64 dependent trips at small batch); this one waits about once."""
+    tok = tl.program_id(0)
+    head = tl.program_id(1)
+    d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
+    sp = tl.arange(0, SPLITS_P2)
+    sp_mask = sp < num_splits
+    row = (tok * NUM_HEADS + head) * num_splits + sp
+    lse = tl.load(part_lse_ptr + row, mask=sp_mask, other=float("-inf"))
+    part = tl.load(part_o_ptr + row[:, None] * 512 + d[None, :], mask=sp_mask[:, None], other=0.0)
+    m = tl.max(lse, axis=0)  # every (query, head) sees >= 1 token, so m is finite
+    w = tl.exp2(lse - m)
+    acc = tl.sum(part * w[:, None], axis=0) / tl.sum(w, axis=0)
+    tl.store(out_ptr + tok * stride_o_tok + head * stride_o_head + d, _to_bf16(acc, EXACT_RNE))

@@ -23,17 +23,27 @@ import torch
 import triton
 
 from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
-from .kernels import KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_split_kernel
+from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
+                      mla_decode_split_kernel)
 from .variants import DEFAULT_VARIANT, Variant, get_variant
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
 CTAS_PER_SM_TARGET = 2  # aim for ~2 resident programs per SM so loads of one hide the other's math
 MIN_SPLIT_TOKENS = 64  # a split shorter than this pays its LSE write + reduce for little work
+# with the tile reduce more splits cost ~nothing: bs4-kv1024 at 32 splits beat 16 for all three
+# formats on the H200 (13.1 vs 13.4 bf16, 14.0 vs 15.7 fp8, 14.0 vs 16.9 us MXFP4; probe2 2026-11-30)
+MIN_SPLIT_TOKENS_TILE_REDUCE = 32
 
 
 def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def uses_ptx(device) -> bool:
+    """Inline PTX (the word decodes, MX_DECODE >= 2) on NVIDIA GPUs only: not in the interpreter, not on ROCm."""
+    device = torch.device(device)
+    return device.type == "cuda" and torch.version.hip is None and not interpreting()
 
 
 def device_sm_count(device) -> int:
@@ -59,16 +69,24 @@ def heads_per_program(variant: Variant, num_heads: int, q_seq_len: int, kv_forma
     return max(1, min(num_heads, hp))
 
 
-def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int) -> int:
-    """KV splits per batch element: enough programs for ~CTAS_PER_SM_TARGET per SM, no split shorter
-    than MIN_SPLIT_TOKENS (nor than one tile), and 1 (no reduce pass) when batch x head groups
-    already fills the chip. H200 probe (2026-11-30): bs4-kv1024 is best at 16 splits, bs32-kv8192 at
-    4-16 (flat within ~10%), bs256 at 1."""
+def reduce_block_d(splits_p2: int) -> int:
+    """d-block of the tile reduce: ~4096 partial values per program (32 fp32 registers a thread at 4 warps)."""
+    return max(32, min(V_HEAD_DIM, 4096 // splits_p2))
+
+
+def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int,
+                      min_split_tokens: int = MIN_SPLIT_TOKENS) -> int:
+    """KV splits per batch element: as many programs as fit in ONE wave of CTAS_PER_SM_TARGET per SM
+    (never more: a partial second wave costs a whole extra split's time), no split shorter than
+    MIN_SPLIT_TOKENS (nor than one tile), and 1 (no reduce pass) when batch x head groups already
+    fills the chip. H200 split sweep (data/measured/h200/campaign1-sweeps.csv): rounding the wave
+    up was the costly mistake - bs32-kv8192 bf16 at 9 splits (288 CTAs > 264 slots) 122 us vs 96 us
+    at 8; bs64-kv8192 at 5 splits 227 us vs 157 us at 4."""
     programs = batch_size * num_head_groups
     if programs >= num_sms:
         return 1
-    want = math.ceil(CTAS_PER_SM_TARGET * num_sms / programs)
-    by_length = max(1, max_kv_len // max(MIN_SPLIT_TOKENS, block_n))
+    want = (CTAS_PER_SM_TARGET * num_sms) // programs
+    by_length = max(1, max_kv_len // max(min_split_tokens, block_n))
     return max(1, min(want, by_length, MAX_SPLITS))
 
 
@@ -114,8 +132,9 @@ class TritonDecodePlan:
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
                              "computed wrong results on triton 3.6 / sm90 (H200 probe 2026-11-30); use BLOCK_N >= 32")
-        if self.variant.dot_f16 and kv_format != "fp8":
-            raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' only, got {kv_format!r}")
+        if self.variant.dot_f16 and not (kv_format == "fp8" or (kv_format == "mxfp4" and self.variant.mx_decode >= 2)):
+            raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
+                             f"mx_decode 2) only, got {kv_format!r}")
         self.q_seq_len = int(config["q_seq_len"])
         self.batch_size = int(kv_indptr.numel()) - 1
         if q.shape[0] != self.batch_size * self.q_seq_len:
@@ -143,11 +162,16 @@ class TritonDecodePlan:
         self.grid = (self.num_head_groups, self.num_splits, self.batch_size)
         self.reduce_hp = num_heads if num_heads <= 16 else 16
         self.reduce_grid = (total_q, num_heads // self.reduce_hp)
+        if self.variant.tile_reduce:  # one (query, head, d-block) per program, all splits in one tile
+            self.reduce_splits_p2 = max(2, triton.next_power_of_2(self.num_splits))
+            self.reduce_block_d = reduce_block_d(self.reduce_splits_p2)
+            self.reduce_grid = (total_q, num_heads, V_HEAD_DIM // self.reduce_block_d)
         self.constexprs = dict(
             NUM_HEADS=num_heads, Q_SEQ_LEN=self.q_seq_len, HEADS_PER_PROG=hp, BLOCK_M=self.block_m,
             BLOCK_N=self.variant.block_n, SINGLE_PASS=self.num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
             Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=interpreting(),
             DOT_F16=self.variant.dot_f16, MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch,
+            USE_PTX=uses_ptx(self.device),
             num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
         self.graph = bool(graph) and self.device.type == "cuda" and not interpreting()
         self._graphs: dict[tuple, torch.cuda.CUDAGraph] = {}
@@ -164,7 +188,8 @@ class TritonDecodePlan:
                 if hit is not None:
                     return hit
             return choose_num_splits(self.batch_size, self.max_kv_len, self.num_head_groups,
-                                     device_sm_count(self.device), self.variant.block_n)
+                                     device_sm_count(self.device), self.variant.block_n,
+                                     MIN_SPLIT_TOKENS_TILE_REDUCE if self.variant.tile_reduce else MIN_SPLIT_TOKENS)
         if num_splits == "race":
             return race_num_splits(data, kv_format=self.kv_format, q_format=self.q_format,
                                    variant=self.variant.name, save_to=split_table)[0]
@@ -182,12 +207,24 @@ class TritonDecodePlan:
         """Launch the kernel(s) on ``data`` directly (no graph)."""
         q, _, qo_indptr, kv_indptr, _ = data
         kv, aux, stride_kv, stride_sc = _kv_tensors(data, self.kv_format)
+        if self.variant.mx_decode >= 2 and (kv.data_ptr() % 4 or stride_kv % 4 or (
+                self.kv_format == "mxfp4" and (aux.data_ptr() % 4 or stride_sc % 4 or stride_sc < 20))):
+            # word-decode variants read the KV rows (and the MXFP4 scale rows, bytes 0..19) as int32
+            raise ValueError(f"variant {self.variant.name!r} reads KV / scale rows as int32 words; needs 4-byte "
+                             f"aligned bases and row strides (scale rows >= 20 bytes); got KV ptr % 4 = "
+                             f"{kv.data_ptr() % 4}, stride {stride_kv}; scales ptr % 4 = {aux.data_ptr() % 4}, "
+                             f"stride {stride_sc}")
         out = self.out
         mla_decode_split_kernel[self.grid](
             q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
             q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
             self.num_splits, **self.constexprs)
-        if self.num_splits > 1:
+        if self.num_splits > 1 and self.variant.tile_reduce:
+            mla_decode_reduce_tile_kernel[self.reduce_grid](
+                self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits,
+                NUM_HEADS=self.num_heads, SPLITS_P2=self.reduce_splits_p2, BLOCK_D=self.reduce_block_d,
+                EXACT_RNE=interpreting(), num_warps=4)
+        elif self.num_splits > 1:
             mla_decode_reduce_kernel[self.reduce_grid](
                 self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits,
                 NUM_HEADS=self.num_heads, SPLITS_P2=MAX_SPLITS, HEADS_PER_PROG=self.reduce_hp,

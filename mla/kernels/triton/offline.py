@@ -25,8 +25,9 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from .kernels import KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_split_kernel
-from .launch import heads_per_program
+from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
+                      mla_decode_split_kernel)
+from .launch import heads_per_program, reduce_block_d
 from .variants import get_variant
 
 SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
@@ -60,7 +61,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
-    kernel: ``"split"`` (the flash-decode kernel) or ``"reduce"`` (the LSE combine).
+    kernel: ``"split"`` (the flash-decode kernel), ``"reduce"`` (the LSE combine, a loop over splits) or
+    ``"reduce_tile"`` (the combine with every split in one tile; ``num_splits`` sizes it).
     AMD knobs (HIP only; ignored for cuda): ``waves_per_eu`` (occupancy hint), ``matrix_instr_nonkdim``
     (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
     """
@@ -76,8 +78,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
     if q_format not in Q_FORMAT_CODE:
         raise ValueError(f"unknown q_format {q_format!r}; choose from {tuple(Q_FORMAT_CODE)}")
-    if kernel not in ("split", "reduce"):
-        raise ValueError(f"kernel must be 'split' or 'reduce', got {kernel!r}")
+    if kernel not in ("split", "reduce", "reduce_tile"):
+        raise ValueError(f"kernel must be 'split', 'reduce' or 'reduce_tile', got {kernel!r}")
     v = get_variant(variant)
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
     if target.backend == "hip":
@@ -91,8 +93,14 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
-                          MX_DECODE=v.mx_decode, PREFETCH=v.prefetch)
+                          MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda")
         fn, signature = mla_decode_split_kernel, _split_kernel_signature(kv_format)
+    elif kernel == "reduce_tile":  # num_splits sets SPLITS_P2 / BLOCK_D as the launcher does
+        p2 = max(2, triton.next_power_of_2(num_splits))
+        constexprs = dict(NUM_HEADS=num_heads, SPLITS_P2=p2, BLOCK_D=reduce_block_d(p2), EXACT_RNE=False)
+        fn = mla_decode_reduce_tile_kernel
+        signature = {"part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
+                     "stride_o_tok": "i32", "stride_o_head": "i32", "num_splits": "i32"}
     else:
         constexprs = dict(NUM_HEADS=num_heads, SPLITS_P2=64, HEADS_PER_PROG=min(16, num_heads),
                           EXACT_RNE=False)

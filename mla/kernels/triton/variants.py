@@ -18,9 +18,13 @@ class Variant:
     num_stages: int  # software-pipeline depth of the KV loads (cp.async ring on sm90)
     heads_per_prog: int  # query heads per program (M = q_seq_len x this); 0 = all heads
     what_changed: str
-    mx_decode: int = 0  # MXFP4 decode: 0 fp16-bits x fp32 scale, 1 integer exponent -> bf16 bits
+    mx_decode: int = 0  # MXFP4 decode: 0 fp16-bits x fp32 scale, 1 integer exponent -> bf16 bits,
+    #                     2 int32 words -> e4m3 bytes -> cvt f16x2 pairs x fp16 scale (needs dot_f16),
+    #                     3 = 2 with the pairs returned as f16x2 registers; for fp8 KV, >= 2 = int32 words
+    #                     of e4m3 converted by PTX pairs, 4 = that asm marked pure
     dot_f16: bool = False  # fp16 dot operands (fp8 KV only)
     prefetch: bool = False  # register double buffer of the raw KV tile (for fp8 / MXFP4 decode paths)
+    tile_reduce: bool = False  # split reduce: all splits of a (query, head, d-block) as one tile (no split loop)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -48,12 +52,42 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v15_n64_w8_s2_f16_pf", 64, 8, 2, 0, "v13 + register prefetch of the next raw fp8 tile",
             dot_f16=True, prefetch=True),
     Variant("v16_n64_w8_s2_pf", 64, 8, 2, 0, "v3 + register prefetch of the next raw tile", prefetch=True),
+    # 2026-11-30 (second pass): MXFP4 decoded a 32-bit word (8 nibbles) at a time
+    Variant("v17_n32_w4_s2_mxw", 32, 4, 2, 0, "v1 + MXFP4 word decode: shifts -> e4m3 bytes, cvt f16x2 pairs, "
+            "fp16x2 scale multiply, fp16 dots", mx_decode=2, dot_f16=True),
+    Variant("v18_n64_w8_s2_mxw", 64, 8, 2, 0, "v17 on 64-token tiles with 8 warps", mx_decode=2, dot_f16=True),
+    Variant("v20_n32_w4_s2_mxp", 32, 4, 2, 0, "v17 + the asm returns f16x2 pairs of adjacent elements (no 16-bit "
+            "repacking after it)", mx_decode=3, dot_f16=True),
+    Variant("v21_n64_w8_s2_mxp", 64, 8, 2, 0, "v20 on 64-token tiles with 8 warps", mx_decode=3, dot_f16=True),
+    Variant("v22_n64_w8_s2_f16w", 64, 8, 2, 0, "v13 + fp8 read as int32 words, cvt e4m3x2 pairs by inline PTX "
+            "(impure: decoded once, not per dot)", mx_decode=2, dot_f16=True),
+    Variant("v23_n32_w4_s2_f16w", 32, 4, 2, 0, "v22 on 32-token tiles with 4 warps", mx_decode=2, dot_f16=True),
+    Variant("v24_n32_w4_s3_f16w", 32, 4, 3, 0, "v23 with a 3-stage cp.async ring", mx_decode=2, dot_f16=True),
+    Variant("v25_n64_w4_s2_f16w", 64, 4, 2, 0, "v22 with 4 warps", mx_decode=2, dot_f16=True),
+    Variant("v27_n32_w4_s3_mxw", 32, 4, 3, 0, "v17 with a 3-stage cp.async ring", mx_decode=2, dot_f16=True),
+    Variant("v28_n32_w4_s3_tr", 32, 4, 3, 0, "v4 + tile reduce: every split's partial in one load, grid over "
+            "(query, head, d-block)", tile_reduce=True),
+    Variant("v29_n32_w4_s2_f16w_tr", 32, 4, 2, 0, "v23 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
+    Variant("v30_n32_w4_s2_mxw_tr", 32, 4, 2, 0, "v17 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
+    Variant("v31_n64_w4_s2_mxw", 64, 4, 2, 0, "v17 on 64-token tiles: the per-iteration Q operand reload "
+            "(16 x 576 from smem) spread over twice the tokens", mx_decode=2, dot_f16=True),
+    Variant("v32_n32_w4_s2_f16wp", 32, 4, 2, 0, "v23 with the pair-convert asm pure: re-run per dot instead of a "
+            "second smem copy of the tile (fp8 only)", mx_decode=4, dot_f16=True),
+    Variant("v33_n64_w4_s2_f16wp", 64, 4, 2, 0, "v32 on 64-token tiles", mx_decode=4, dot_f16=True),
+    Variant("v34_n32_w4_s3_f16wp", 32, 4, 3, 0, "v32 with a 3-stage cp.async ring", mx_decode=4, dot_f16=True),
+    Variant("v35_n32_w4_s2_f16wp_tr", 32, 4, 2, 0, "v32 + tile reduce", mx_decode=4, dot_f16=True, tile_reduce=True),
+    # not yet measured: the split kernels measured fastest at bs256/bs32-kv8192 (v34, v27) + tile reduce
+    Variant("v36_n32_w4_s3_f16wp_tr", 32, 4, 3, 0, "v34 + tile reduce", mx_decode=4, dot_f16=True, tile_reduce=True),
+    Variant("v37_n32_w4_s3_mxw_tr", 32, 4, 3, 0, "v27 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
+    Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
+            dot_f16=True, prefetch=True),
 )}
 
-DEFAULT_VARIANT = {  # per KV format: the fastest measured in the H200 probe of 2026-11-30 at
-    "bf16": "v4_n32_w4_s3",  # bs256/bs32-kv8192 (docs/notes-triton.md, data/measured/h200/)
-    "fp8": "v13_n64_w8_s2_f16",
-    "mxfp4": "v1_n32_w4_s2",
+DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/notes-triton.md,
+    # data/measured/h200/triton-probe2-2026-11-30.csv: kernel time, checks passed on GPU)
+    "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
+    "fp8": "v35_n32_w4_s2_f16wp_tr",  # vs v13: bs4-kv8192 54.8 -> 31.0, bs4-kv1024 18.9 -> 15.7; bs256 +8%
+    "mxfp4": "v30_n32_w4_s2_mxw_tr",  # vs v1: bs256-kv8192 1535 -> 1362, bs32-kv8192 219 -> 183, bs4-kv8192 61 -> 34
 }
 
 
