@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import problem as P
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("MLA_DATA_DIR") or ROOT / "data")  # override: tests replay a fixture tree
 
@@ -192,12 +194,19 @@ def load_measured(device_slug: str = "h200", files=None) -> pd.DataFrame | None:
     return df
 
 
-def ok_rows(df: pd.DataFrame | None, **where) -> pd.DataFrame | None:
-    """Rows with status 'ok' matching ``where`` (column=value or column=[values]); None if empty."""
+LEADERBOARD_CASES = tuple(c.name for c in P.LEADERBOARD)
+
+
+def ok_rows(df: pd.DataFrame | None, *, leaderboard_only: bool = True, **where) -> pd.DataFrame | None:
+    """Rows with status 'ok' matching ``where`` (column=value or column=[values]); None if empty.
+    By default only the 8 leaderboard shapes (the extended cases - ragged, 4 queries, 32 heads -
+    are measured too but not part of these plots)."""
     if df is None:
         return None
     df = latest_runs(df)
     m = df["status"] == "ok"
+    if leaderboard_only:
+        m &= df["case"].isin(LEADERBOARD_CASES)
     for col, val in where.items():
         if col not in df:
             return None
