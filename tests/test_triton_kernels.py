@@ -232,3 +232,14 @@ def test_compile_offline_sm90_and_gfx950(kv_format):
     assert "v_mfma" in gfx.asm["amdgcn"]
     with pytest.raises(ValueError, match="target"):
         compile_offline(GPUTarget("cuda", 80, 32), kv_format=kv_format)
+
+
+def test_fp16_mxfp4_decode_refuses_scales_it_cannot_represent():
+    data = mla.generate_input(2, 1, 64, seed=3)
+    packed, scales = data[1]["mxfp4"]
+    big = scales.clone()
+    big[5, 3] = 140  # a block with amax ~2**15: beyond the fp16 scale multiply of the word decode
+    bad = (data[0], dict(data[1], mxfp4=(packed, big)), *data[2:])
+    with pytest.raises(ValueError, match="exact for E8M0"):
+        TritonDecodePlan(bad, kv_format="mxfp4", variant="v30_n32_w4_s2_mxw_tr")
+    TritonDecodePlan(bad, kv_format="mxfp4", variant="v1_n32_w4_s2")  # the exact decode takes it

@@ -135,6 +135,15 @@ class TritonDecodePlan:
         if self.variant.dot_f16 and not (kv_format == "fp8" or (kv_format == "mxfp4" and self.variant.mx_decode >= 2)):
             raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
                              f"mx_decode 2) only, got {kv_format!r}")
+        if kv_format == "mxfp4" and self.variant.mx_decode >= 2:
+            # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse at plan
+            # time (one read of the scales) rather than return inf/NaN. Below 104 only near-zero
+            # blocks lose precision (all-zero blocks, scale byte 0, stay exact).
+            top = int(kv_data["mxfp4"][1][:, :18].max())
+            if top > 136:
+                raise ValueError(f"variant {self.variant.name!r} decodes MXFP4 through fp16 and is exact for E8M0 "
+                                 f"scales <= 136 (block amax < ~2**11); these inputs reach {top}: use an exact "
+                                 "variant such as 'v1_n32_w4_s2'")
         self.q_seq_len = int(config["q_seq_len"])
         self.batch_size = int(kv_indptr.numel()) - 1
         if q.shape[0] != self.batch_size * self.q_seq_len:
