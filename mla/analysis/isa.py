@@ -301,22 +301,16 @@ def parse_sass(text: str) -> Counter:
     return mix
 
 
+_PTXAS_FIELDS = {"registers": r"Used (\d+) registers", "smem_bytes": r"(\d+) bytes smem",
+                 "spill_stores_bytes": r"(\d+) bytes spill stores", "spill_loads_bytes": r"(\d+) bytes spill loads",
+                 "stack_bytes": r"(\d+) bytes stack frame"}
+
+
 def parse_ptxas_info(text: str) -> dict:
     """Registers, shared memory, spills from ``ptxas -v`` output (the last function reported)."""
     d = {}
-    m = re.findall(r"Used (\d+) registers", text)
-    if m:
-        d["registers"] = int(m[-1])
-    m = re.findall(r"(\d+) bytes smem", text)
-    if m:
-        d["smem_bytes"] = int(m[-1])
-    m = re.findall(r"(\d+) bytes spill stores", text)
-    if m:
-        d["spill_stores_bytes"] = int(m[-1])
-    m = re.findall(r"(\d+) bytes spill loads", text)
-    if m:
-        d["spill_loads_bytes"] = int(m[-1])
-    m = re.findall(r"(\d+) bytes stack frame", text)
-    if m:
-        d["stack_bytes"] = int(m[-1])
+    for key, pattern in _PTXAS_FIELDS.items():
+        m = re.findall(pattern, text)
+        if m:
+            d[key] = int(m[-1])
     return d

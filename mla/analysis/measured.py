@@ -408,6 +408,15 @@ def _graph_ok(rows: pd.DataFrame) -> pd.Series:
     return rows["cfg_graph"].map(lambda g: g is not False and str(g).lower() != "false")
 
 
+def _default_config(rows: pd.DataFrame) -> pd.Series:
+    """Rows of what a user gets: config names neither ``num_splits`` nor ``variant``, graphs not off."""
+    m = _graph_ok(rows)
+    for k in ("cfg_num_splits", "cfg_variant"):
+        if k in rows:
+            m &= rows[k].isna()
+    return m
+
+
 def default_rows(df: pd.DataFrame | None, backend: str = "triton", kv_format: str | None = None,
                  variant: str | None = None) -> pd.DataFrame | None:
     """What a user gets: ok rows (latest per run key) whose config names neither ``num_splits`` nor
@@ -419,10 +428,7 @@ def default_rows(df: pd.DataFrame | None, backend: str = "triton", kv_format: st
     rows = ok_rows(df, **where)
     if rows is None:
         return None
-    m = _graph_ok(rows)
-    for k in ("cfg_num_splits", "cfg_variant"):
-        if k in rows:
-            m &= rows[k].isna()
+    m = _default_config(rows)
     if variant is not None:
         m &= rows["variant"] == variant
     rows = rows[m]
@@ -566,11 +572,7 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
     rows = ok_rows(df, q_format="bf16")
     if rows is None:
         return None
-    m = _graph_ok(rows)
-    for k in ("cfg_num_splits", "cfg_variant"):
-        if k in rows:
-            m &= rows[k].isna()
-    rows = rows[m].dropna(subset=["cold_median_us", "kernel_median_us"])
+    rows = rows[_default_config(rows)].dropna(subset=["cold_median_us", "kernel_median_us"])
     if rows.empty:
         return None
     rows = latest(rows, ["backend", "kv_format", "case"])
