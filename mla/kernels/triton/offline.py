@@ -28,6 +28,7 @@ from triton.compiler import ASTSource
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
 from .launch import heads_per_program, reduce_block_d
+from .swapab import mla_decode_swapab_kernel
 from .variants import get_variant
 
 SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
@@ -87,7 +88,16 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                        ("kpack", kpack)):
             if val is not None:
                 options[k] = val
-    if kernel == "split":
+    if kernel == "split" and v.family == "swapab":
+        if kv_format not in ("fp8", "mxfp4"):
+            raise ValueError(f"variant {variant!r} (swap-AB) takes kv_format 'fp8' or 'mxfp4', got {kv_format!r}")
+        hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
+        constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
+                          BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
+                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=False,
+                          Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, USE_PTX=target.backend == "cuda")
+        fn, signature = mla_decode_swapab_kernel, _split_kernel_signature(kv_format)
+    elif kernel == "split":
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,

@@ -25,6 +25,11 @@ class Variant:
     dot_f16: bool = False  # fp16 dot operands (fp8 KV only)
     prefetch: bool = False  # register double buffer of the raw KV tile (for fp8 / MXFP4 decode paths)
     tile_reduce: bool = False  # split reduce: all splits of a (query, head, d-block) as one tile (no split loop)
+    # generation 2 (mla/kernels/triton/swapab.py): QK^T swap-AB on fp8 tensor cores, fp8 / MXFP4 KV only
+    family: str = "split"  # "split" = generation 1 (kernels.py), "swapab" = generation 2
+    q_terms: int = 2  # swapab: fp8 terms of Q (hi + lo = 2; 1 = a single e4m3 term)
+    pv_swap: bool = False  # swapab: PV as acc^T = V^T P^T (warpgroup MMA, M = 512) instead of P V (mma.sync)
+    pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -79,6 +84,23 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # not yet measured: the split kernels measured fastest at bs256/bs32-kv8192 (v34, v27) + tile reduce
     Variant("v36_n32_w4_s3_f16wp_tr", 32, 4, 3, 0, "v34 + tile reduce", mx_decode=4, dot_f16=True, tile_reduce=True),
     Variant("v37_n32_w4_s3_mxw_tr", 32, 4, 3, 0, "v27 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
+    # generation 2, 2026-12-01: swap-AB QK^T (tokens = M of a warpgroup MMA, fp8 Q as hi + lo terms)
+    Variant("v38_n64_w4_s3_sab", 64, 4, 3, 0, "swap-AB: S^T = K Qcat^T on e4m3 warpgroup MMA straight from the "
+            "smem tile (Q hi + lo, built once), PV on mma.sync in fp16, V converted once", family="swapab",
+            tile_reduce=True),
+    Variant("v39_n64_w4_s2_sab", 64, 4, 2, 0, "v38 with 2 stages", family="swapab", tile_reduce=True),
+    Variant("v40_n64_w4_s4_sab", 64, 4, 4, 0, "v38 with 4 stages", family="swapab", tile_reduce=True),
+    Variant("v41_n64_w8_s3_sab", 64, 8, 3, 0, "v38 with 8 warps (half the accumulator registers per thread)",
+            family="swapab", tile_reduce=True),
+    Variant("v42_n64_w4_s3_sab_pvs", 64, 4, 3, 0, "v38 + PV swapped too: acc^T = V^T P^T on warpgroup MMA (M = 512)",
+            family="swapab", pv_swap=True, tile_reduce=True),
+    Variant("v43_n64_w8_s3_sab_pvs", 64, 8, 3, 0, "v42 with 8 warps", family="swapab", pv_swap=True,
+            tile_reduce=True),
+    Variant("v44_n64_w4_s3_sab_q1", 64, 4, 3, 0, "v38 with Q as one e4m3 term (accuracy ablation: half the QK MMA)",
+            family="swapab", q_terms=1, tile_reduce=True),
+    Variant("v45_n128_w8_s3_sab", 128, 8, 3, 0, "v41 on 128-token tiles", family="swapab", tile_reduce=True),
+    Variant("v46_n64_w4_s3_sab_bf", 64, 4, 3, 0, "v38 with P and V in bf16 (accuracy / speed ablation of fp16 PV)",
+            family="swapab", pv_f16=False, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
 )}
