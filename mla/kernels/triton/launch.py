@@ -211,7 +211,7 @@ class TritonDecodePlan:
         if self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
-                                   PV_F16=self.variant.pv_f16)
+                                   PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path)
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,
@@ -250,7 +250,7 @@ class TritonDecodePlan:
         """Launch the kernel(s) on ``data`` directly (no graph)."""
         q, _, qo_indptr, kv_indptr, _ = data
         kv, aux, stride_kv, stride_sc = _kv_tensors(data, self.kv_format)
-        words = self.variant.mx_decode >= 2 or (self.variant.family == "swapab" and self.kv_format == "mxfp4")
+        words = self.variant.mx_decode >= 2 or (self.variant.family == "swapab" and (self.kv_format == "mxfp4" or self.variant.v_path))
         if words and (kv.data_ptr() % 4 or stride_kv % 4 or (
                 self.kv_format == "mxfp4" and (aux.data_ptr() % 4 or stride_sc % 4 or stride_sc < 20))):
             # word-decode variants read the KV rows (and the MXFP4 scale rows, bytes 0..19) as int32

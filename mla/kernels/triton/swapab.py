@@ -42,7 +42,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .kernels import _decode_mx_words, _bytes_of_words, _round_to_e4m3, _to_bf16
+from .kernels import _bytes_of_words, _decode_fp8_words, _decode_mx_words, _round_to_e4m3, _to_bf16
 
 
 @triton.jit
@@ -72,10 +72,25 @@ def _interleave_rows(hi, lo, R: tl.constexpr, D: tl.constexpr):
 
 @triton.jit
 def _load_tile(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_FORMAT: tl.constexpr,
-               BLOCK_N: tl.constexpr):
-    """The tile as stored. fp8: (latent [BN, 512] e4m3, rope [BN, 64] e4m3, -, -); MXFP4: int32 words
-    (latent [BN, 64], rope [BN, 8], latent scale words [BN, 4], rope scale word [BN, 2])."""
-    if KV_FORMAT == 2:
+               BLOCK_N: tl.constexpr, V_PATH: tl.constexpr):
+    """The tile as stored. fp8: (latent [BN, 512] e4m3, rope [BN, 64] e4m3, latent as int32 words
+    [BN, 128] when V_PATH >= 1 (else a placeholder), -); with V_PATH == 2 the first two are the int32
+    words of latent and rope instead. MXFP4: int32 words (latent [BN, 64], rope [BN, 8], latent scale
+    words [BN, 4], rope scale word [BN, 2])."""
+    if KV_FORMAT == 1 and V_PATH == 2:  # one load, as words: K bytes and V both come from them
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        a = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
+        b = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=tok_mask[:, None], other=0)
+        c = a
+        d = tl.zeros([BLOCK_N, 2], dtype=tl.int32)
+    elif KV_FORMAT == 1 and V_PATH == 1:  # K as e4m3 (straight into the MMA), V's bytes again as words
+        row = kv_ptr + tok[:, None] * stride_kv_tok
+        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0)
+        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0)
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        c = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
+        d = tl.zeros([BLOCK_N, 2], dtype=tl.int32)
+    elif KV_FORMAT == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
         m2 = tok_mask[:, None]
         a = tl.load(wrow + tl.arange(0, 64)[None, :], mask=m2, other=0)
@@ -93,11 +108,29 @@ def _load_tile(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_F
 
 
 @triton.jit
+def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr):
+    """int32 words of e4m3 bytes -> [BN, 4 * N_WORDS] e4m3 (or their fp32 values for the interpreter)."""
+    byte = _bytes_of_words(w, N_WORDS, BLOCK_N).to(tl.uint8).to(tl.float8e4nv, bitcast=True)
+    return byte.to(K_DTYPE)
+
+
+@triton.jit
 def _k_and_v(a, b, c, d, KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr,
-             V_DTYPE: tl.constexpr, USE_PTX: tl.constexpr):
+             V_DTYPE: tl.constexpr, USE_PTX: tl.constexpr, V_PATH: tl.constexpr):
     """(k_lat [BN, 512], k_rope [BN, 64]) in K_DTYPE and v [BN, 512] in V_DTYPE, each element
-    decoded once."""
-    if KV_FORMAT == 2:
+    decoded once. fp8 V_PATH: 0 = ``a.to(V_DTYPE)`` where the compiler puts it (on sm90: per-byte
+    shared-memory loads in the MMA operand layout); 1 / 2 = the impure pair-convert asm of
+    generation 1 on int32 words, i.e. converted once in the loaded layout, then one 16-bit copy
+    through shared memory into the PV operand."""
+    if KV_FORMAT == 1 and V_PATH >= 1:
+        if V_PATH == 2:
+            k_lat = _e4m3_of_words(a, 128, BLOCK_N, K_DTYPE)
+            k_rope = _e4m3_of_words(b, 16, BLOCK_N, K_DTYPE)
+        else:
+            k_lat = a.to(K_DTYPE)
+            k_rope = b.to(K_DTYPE)
+        v = _decode_fp8_words(c, 128, BLOCK_N, USE_PTX, V_DTYPE, False)
+    elif KV_FORMAT == 2:
         sc_lat = _bytes_of_words(c, 4, BLOCK_N)
         w4, _ = tl.split(d)
         sc_rope = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)
@@ -123,7 +156,7 @@ def mla_decode_swapab_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
-    USE_PTX: tl.constexpr = False,
+    V_PATH: tl.constexpr = 0, USE_PTX: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch); outputs as generation 1's split kernel.
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG."""
@@ -176,8 +209,8 @@ def mla_decode_swapab_kernel(
     for n0 in range(start, end, BLOCK_N):
         pos = n0 + offs_n
         a, bb, c, d = _load_tile(kv_ptr, kv_aux_ptr, kv_start + pos, pos < end, stride_kv_tok, stride_sc_tok,
-                                 KV_FORMAT, BLOCK_N)
-        k_lat, k_rope, v = _k_and_v(a, bb, c, d, KV_FORMAT, BLOCK_N, K_DTYPE, V_DTYPE, USE_PTX)
+                                 KV_FORMAT, BLOCK_N, V_PATH)
+        k_lat, k_rope, v = _k_and_v(a, bb, c, d, KV_FORMAT, BLOCK_N, K_DTYPE, V_DTYPE, USE_PTX, V_PATH)
         st = tl.dot(k_rope, qt_rope, tl.dot(k_lat, qt_lat))  # [BN, 2R] (or [BN, R]), fp32
         if Q_TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))

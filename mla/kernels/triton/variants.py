@@ -30,6 +30,7 @@ class Variant:
     q_terms: int = 2  # swapab: fp8 terms of Q (hi + lo = 2; 1 = a single e4m3 term)
     pv_swap: bool = False  # swapab: PV as acc^T = V^T P^T (warpgroup MMA, M = 512) instead of P V (mma.sync)
     pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
+    v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 1 V re-read as words + pair asm; 2 the tile as words only (K = their bytes)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -101,6 +102,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v45_n128_w8_s3_sab", 128, 8, 3, 0, "v41 on 128-token tiles", family="swapab", tile_reduce=True),
     Variant("v46_n64_w4_s3_sab_bf", 64, 4, 3, 0, "v38 with P and V in bf16 (accuracy / speed ablation of fp16 PV)",
             family="swapab", pv_f16=False, tile_reduce=True),
+    Variant("v47_n64_w4_s3_sab_pvs_w", 64, 4, 3, 0, "v49 + PV swapped (acc^T = V^T P^T on warpgroup MMA)",
+            family="swapab", pv_swap=True, v_path=2, tile_reduce=True),
+    Variant("v48_n64_w4_s2_sab_w", 64, 4, 2, 0, "v49 with 2 stages (less smem per CTA)", family="swapab", v_path=2,
+            tile_reduce=True),
+    Variant("v49_n64_w4_s3_sab_w", 64, 4, 3, 0, "v38 with the tile loaded as int32 words: K = their bytes as e4m3, "
+            "V = the impure pair-convert asm, so V is converted once in the loaded layout",
+            family="swapab", v_path=2, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
 )}
