@@ -211,7 +211,8 @@ class TritonDecodePlan:
         if self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
-                                   PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path)
+                                   PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
+                                   LAT_CHUNKS=self.variant.lat_chunks)
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,

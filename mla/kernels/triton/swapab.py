@@ -71,43 +71,6 @@ def _interleave_rows(hi, lo, R: tl.constexpr, D: tl.constexpr):
 
 
 @triton.jit
-def _load_tile(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_FORMAT: tl.constexpr,
-               BLOCK_N: tl.constexpr, V_PATH: tl.constexpr):
-    """The tile as stored. fp8: (latent [BN, 512] e4m3, rope [BN, 64] e4m3, latent as int32 words
-    [BN, 128] when V_PATH >= 1 (else a placeholder), -); with V_PATH == 2 the first two are the int32
-    words of latent and rope instead. MXFP4: int32 words (latent [BN, 64], rope [BN, 8], latent scale
-    words [BN, 4], rope scale word [BN, 2])."""
-    if KV_FORMAT == 1 and V_PATH == 2:  # one load, as words: K bytes and V both come from them
-        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
-        a = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
-        b = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=tok_mask[:, None], other=0)
-        c = a
-        d = tl.zeros([BLOCK_N, 2], dtype=tl.int32)
-    elif KV_FORMAT == 1 and V_PATH == 1:  # K as e4m3 (straight into the MMA), V's bytes again as words
-        row = kv_ptr + tok[:, None] * stride_kv_tok
-        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0)
-        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0)
-        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
-        c = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
-        d = tl.zeros([BLOCK_N, 2], dtype=tl.int32)
-    elif KV_FORMAT == 2:
-        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
-        m2 = tok_mask[:, None]
-        a = tl.load(wrow + tl.arange(0, 64)[None, :], mask=m2, other=0)
-        b = tl.load(wrow + 64 + tl.arange(0, 8)[None, :], mask=m2, other=0)
-        swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
-        c = tl.load(swrow + tl.arange(0, 4)[None, :], mask=m2, other=0)
-        d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
-    else:
-        row = kv_ptr + tok[:, None] * stride_kv_tok
-        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0)
-        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0)
-        c = tl.zeros([BLOCK_N, 4], dtype=tl.int32)
-        d = tl.zeros([BLOCK_N, 2], dtype=tl.int32)
-    return a, b, c, d
-
-
-@triton.jit
 def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr):
     """int32 words of e4m3 bytes -> [BN, 4 * N_WORDS] e4m3 (or their fp32 values for the interpreter)."""
     byte = _bytes_of_words(w, N_WORDS, BLOCK_N).to(tl.uint8).to(tl.float8e4nv, bitcast=True)
@@ -115,35 +78,93 @@ def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.
 
 
 @triton.jit
-def _k_and_v(a, b, c, d, KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr,
-             V_DTYPE: tl.constexpr, USE_PTX: tl.constexpr, V_PATH: tl.constexpr):
-    """(k_lat [BN, 512], k_rope [BN, 64]) in K_DTYPE and v [BN, 512] in V_DTYPE, each element
-    decoded once. fp8 V_PATH: 0 = ``a.to(V_DTYPE)`` where the compiler puts it (on sm90: per-byte
-    shared-memory loads in the MMA operand layout); 1 / 2 = the impure pair-convert asm of
-    generation 1 on int32 words, i.e. converted once in the loaded layout, then one 16-bit copy
-    through shared memory into the PV operand."""
-    if KV_FORMAT == 1 and V_PATH >= 1:
-        if V_PATH == 2:
-            k_lat = _e4m3_of_words(a, 128, BLOCK_N, K_DTYPE)
-            k_rope = _e4m3_of_words(b, 16, BLOCK_N, K_DTYPE)
-        else:
-            k_lat = a.to(K_DTYPE)
-            k_rope = b.to(K_DTYPE)
-        v = _decode_fp8_words(c, 128, BLOCK_N, USE_PTX, V_DTYPE, False)
-    elif KV_FORMAT == 2:
-        sc_lat = _bytes_of_words(c, 4, BLOCK_N)
-        w4, _ = tl.split(d)
-        sc_rope = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)
-        v16 = _decode_mx_words(a, sc_lat[:, :, None], 16, BLOCK_N, USE_PTX, tl.float16, False)
-        r16 = _decode_mx_words(b, sc_rope[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False)
-        k_lat = v16.to(K_DTYPE)
-        k_rope = r16.to(K_DTYPE)
-        v = v16.to(V_DTYPE)
+def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl.constexpr, D: tl.constexpr,
+              KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_DTYPE: tl.constexpr,
+              V_PATH: tl.constexpr, USE_PTX: tl.constexpr):
+    """Latent dims [c * D, (c + 1) * D) of one tile -> (k [BN, D] in K_DTYPE, v [BN, D] in V_DTYPE),
+    each element decoded once. fp8 ``V_PATH``: 0 = ``.to(V_DTYPE)`` where the compiler puts it (on
+    sm90 per-byte shared-memory loads in the MMA operand layout); 2 = the chunk loaded as int32
+    words, K = their bytes, V = the impure pair-convert asm, i.e. converted once in the loaded layout.
+    MXFP4: int32 words of nibbles + the chunk's E8M0 bytes, decoded to fp16 (= V) and rounded to
+    e4m3 (= K, exact for the scales the plan admits)."""
+    m2 = tok_mask[:, None]
+    if KV_FORMAT == 2:
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        w = tl.load(wrow + c * (D // 8) + tl.arange(0, D // 8)[None, :], mask=m2, other=0)
+        swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
+        sw = tl.load(swrow + c * (D // 128) + tl.arange(0, D // 128)[None, :], mask=m2, other=0)
+        v16 = _decode_mx_words(w, _bytes_of_words(sw, D // 128, BLOCK_N)[:, :, None], D // 32, BLOCK_N, USE_PTX,
+                               tl.float16, False)
+        return v16.to(K_DTYPE), v16.to(V_DTYPE)
+    elif V_PATH == 2:
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        w = tl.load(wrow + c * (D // 4) + tl.arange(0, D // 4)[None, :], mask=m2, other=0)
+        return _e4m3_of_words(w, D // 4, BLOCK_N, K_DTYPE), _decode_fp8_words(w, D // 4, BLOCK_N, USE_PTX, V_DTYPE,
+                                                                                 False)
     else:
-        k_lat = a.to(K_DTYPE)
-        k_rope = b.to(K_DTYPE)
-        v = a.to(V_DTYPE)
-    return k_lat, k_rope, v
+        x = tl.load(kv_ptr + tok[:, None] * stride_kv_tok + c * D + tl.arange(0, D)[None, :], mask=m2, other=0.0)
+        return x.to(K_DTYPE), x.to(V_DTYPE)
+
+
+@triton.jit
+def _rope_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_FORMAT: tl.constexpr,
+                BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_PATH: tl.constexpr, USE_PTX: tl.constexpr):
+    """The 64 rope dims of one tile as K only [BN, 64] (V never reads them)."""
+    m2 = tok_mask[:, None]
+    if KV_FORMAT == 2:
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        w = tl.load(wrow + 64 + tl.arange(0, 8)[None, :], mask=m2, other=0)
+        swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
+        d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
+        w4, _ = tl.split(d)
+        sc = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)
+        return _decode_mx_words(w, sc[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False).to(K_DTYPE)
+    elif V_PATH == 2:
+        wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
+        w = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=m2, other=0)
+        return _e4m3_of_words(w, 16, BLOCK_N, K_DTYPE)
+    else:
+        x = tl.load(kv_ptr + tok[:, None] * stride_kv_tok + 512 + tl.arange(0, 64)[None, :], mask=m2, other=0.0)
+        return x.to(K_DTYPE)
+
+
+@triton.jit
+def _q_chunk_t(hi, lo, Q_TERMS: tl.constexpr, R: tl.constexpr, D: tl.constexpr, K_DTYPE: tl.constexpr):
+    """Qcat^T [D, 2R] (hi / lo columns interleaved) or hi^T [D, R] for one chunk of dims."""
+    if Q_TERMS == 2:
+        x = tl.trans(_interleave_rows(hi, lo, R, D))
+    else:
+        x = tl.trans(hi)
+    return x.to(K_DTYPE)
+
+
+@triton.jit
+def _pv(acc, alpha, pt, v, PV_SWAP: tl.constexpr, V_DTYPE: tl.constexpr):
+    """acc * alpha + P V for one chunk of dims: acc [R, D] (acc^T [D, R] with PV_SWAP), v [BN, D]."""
+    if PV_SWAP:
+        acc = acc * alpha[None, :] + tl.dot(tl.trans(v), pt.to(V_DTYPE))
+    else:
+        acc = acc * alpha[:, None] + tl.dot(tl.trans(pt).to(V_DTYPE), v)
+    return acc
+
+
+@triton.jit
+def _store_chunk(acc, c: tl.constexpr, D: tl.constexpr, l_i, m_i, kv_scale, tok_out, head, row_ok, split,
+                 num_splits, part_o_ptr, out_ptr, stride_o_tok, stride_o_head, NUM_HEADS: tl.constexpr,
+                 KV_FORMAT: tl.constexpr, PV_SWAP: tl.constexpr, SINGLE_PASS: tl.constexpr, DOT_FP32: tl.constexpr):
+    if PV_SWAP:
+        acc = tl.trans(acc)
+    if KV_FORMAT == 1:
+        acc = acc * kv_scale
+    d = c * D + tl.arange(0, D)
+    if SINGLE_PASS:
+        o = acc / l_i[:, None]
+        tl.store(out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d[None, :],
+                 _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+    else:
+        o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+        part_row = (tok_out * NUM_HEADS + head) * num_splits + split
+        tl.store(part_o_ptr + part_row[:, None] * 512 + d[None, :], o, mask=row_ok[:, None])
 
 
 @triton.jit
@@ -156,12 +177,15 @@ def mla_decode_swapab_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
-    V_PATH: tl.constexpr = 0, USE_PTX: tl.constexpr = False,
+    V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, USE_PTX: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch); outputs as generation 1's split kernel.
-    BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG."""
+    BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
+    LAT_CHUNKS (1, 2 or 4) cuts the 512 latent dims into chunks with their own loads, QK^T partial
+    dots and PV accumulators, so one chunk's V is live in registers at a time."""
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     R: tl.constexpr = BLOCK_M
+    D: tl.constexpr = 512 // LAT_CHUNKS
     K_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else tl.float8e4nv
     V_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if PV_F16 else tl.bfloat16)
     head_group = tl.program_id(0)
@@ -180,38 +204,68 @@ def mla_decode_swapab_kernel(
     q_idx = tl.where(row_ok, rows // HEADS_PER_PROG, 0)
     head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
     q_row_ptr = q_ptr + (q_start + q_idx)[:, None] * stride_q_tok + head[:, None] * stride_q_head
-    d_lat = tl.arange(0, 512)
-    q_lat = tl.load(q_row_ptr + d_lat[None, :], mask=row_ok[:, None], other=0.0).to(tl.float32)
+    q_lat = tl.load(q_row_ptr + tl.arange(0, 512)[None, :], mask=row_ok[:, None], other=0.0).to(tl.float32)
     q_rope = tl.load(q_row_ptr + 512 + tl.arange(0, 64)[None, :], mask=row_ok[:, None], other=0.0).to(tl.float32)
 
     score_scale = sm_scale * 1.4426950408889634  # base-2 softmax
+    kv_scale = 1.0
     if KV_FORMAT == 1:
         kv_scale = tl.load(kv_aux_ptr)
         score_scale = score_scale * kv_scale
     hi_lat, lo_lat, hi_rope, lo_rope, s1, s2 = _fp8_two_terms(q_lat, q_rope)
     c_hi = s1 * score_scale  # [R]: multiplies the hi-term scores of each query row
     c_lo = c_hi * s2
-    if Q_TERMS == 2:  # Qcat^T [576, 2R], columns interleaved hi / lo
-        qt_lat = tl.trans(_interleave_rows(hi_lat, lo_lat, R, 512)).to(K_DTYPE)
-        qt_rope = tl.trans(_interleave_rows(hi_rope, lo_rope, R, 64)).to(K_DTYPE)
-    else:
-        qt_lat = tl.trans(hi_lat).to(K_DTYPE)
-        qt_rope = tl.trans(hi_rope).to(K_DTYPE)
+    qt_rope = _q_chunk_t(hi_rope, lo_rope, Q_TERMS, R, 64, K_DTYPE)
+    if LAT_CHUNKS == 1:
+        qt0 = _q_chunk_t(hi_lat, lo_lat, Q_TERMS, R, 512, K_DTYPE)
+    else:  # the same Q, cut along dims: [R, 512] -> chunks of D
+        h3 = tl.permute(tl.reshape(hi_lat, (R, 2, 256)), (0, 2, 1))
+        l3 = tl.permute(tl.reshape(lo_lat, (R, 2, 256)), (0, 2, 1))
+        h_a, h_b = tl.split(h3)
+        l_a, l_b = tl.split(l3)
+        if LAT_CHUNKS == 2:
+            qt0 = _q_chunk_t(h_a, l_a, Q_TERMS, R, D, K_DTYPE)
+            qt1 = _q_chunk_t(h_b, l_b, Q_TERMS, R, D, K_DTYPE)
+        else:
+            h0, h1 = tl.split(tl.permute(tl.reshape(h_a, (R, 2, 128)), (0, 2, 1)))
+            h2, h3_ = tl.split(tl.permute(tl.reshape(h_b, (R, 2, 128)), (0, 2, 1)))
+            l0, l1 = tl.split(tl.permute(tl.reshape(l_a, (R, 2, 128)), (0, 2, 1)))
+            l2, l3_ = tl.split(tl.permute(tl.reshape(l_b, (R, 2, 128)), (0, 2, 1)))
+            qt0 = _q_chunk_t(h0, l0, Q_TERMS, R, D, K_DTYPE)
+            qt1 = _q_chunk_t(h1, l1, Q_TERMS, R, D, K_DTYPE)
+            qt2 = _q_chunk_t(h2, l2, Q_TERMS, R, D, K_DTYPE)
+            qt3 = _q_chunk_t(h3_, l3_, Q_TERMS, R, D, K_DTYPE)
 
     visible = kv_len - Q_SEQ_LEN + q_idx + 1  # decode-causal, per row
     m_i = tl.full([R], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([R], dtype=tl.float32)
     if PV_SWAP:
-        acc = tl.zeros([512, R], dtype=tl.float32)
+        acc0 = tl.zeros([D, R], dtype=tl.float32)
     else:
-        acc = tl.zeros([R, 512], dtype=tl.float32)
+        acc0 = tl.zeros([R, D], dtype=tl.float32)
+    acc1 = acc0
+    acc2 = acc0
+    acc3 = acc0
     offs_n = tl.arange(0, BLOCK_N)
     for n0 in range(start, end, BLOCK_N):
         pos = n0 + offs_n
-        a, bb, c, d = _load_tile(kv_ptr, kv_aux_ptr, kv_start + pos, pos < end, stride_kv_tok, stride_sc_tok,
-                                 KV_FORMAT, BLOCK_N, V_PATH)
-        k_lat, k_rope, v = _k_and_v(a, bb, c, d, KV_FORMAT, BLOCK_N, K_DTYPE, V_DTYPE, USE_PTX, V_PATH)
-        st = tl.dot(k_rope, qt_rope, tl.dot(k_lat, qt_lat))  # [BN, 2R] (or [BN, R]), fp32
+        tok = kv_start + pos
+        ok = pos < end
+        k0, v0 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 0, D, KV_FORMAT, BLOCK_N,
+                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+        kr = _rope_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, K_DTYPE,
+                         V_PATH, USE_PTX)
+        st = tl.dot(kr, qt_rope, tl.dot(k0, qt0))  # [BN, 2R] (or [BN, R]), fp32
+        if LAT_CHUNKS >= 2:
+            k1, v1 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 1, D, KV_FORMAT, BLOCK_N,
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+            st = tl.dot(k1, qt1, st)
+        if LAT_CHUNKS == 4:
+            k2, v2 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 2, D, KV_FORMAT, BLOCK_N,
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+            k3, v3 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 3, D, KV_FORMAT, BLOCK_N,
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+            st = tl.dot(k3, qt3, tl.dot(k2, qt2, st))
         if Q_TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))
             st = s_hi * c_hi[None, :] + s_lo * c_lo[None, :]
@@ -223,25 +277,26 @@ def mla_decode_swapab_kernel(
         alpha = tl.exp2(m_i - m_safe)
         pt = tl.exp2(st - m_safe[None, :])  # P^T [BN, R]
         l_i = l_i * alpha + tl.sum(pt, axis=0)
-        if PV_SWAP:
-            acc = acc * alpha[None, :] + tl.dot(tl.trans(v), pt.to(V_DTYPE))
-        else:
-            acc = acc * alpha[:, None] + tl.dot(tl.trans(pt).to(V_DTYPE), v)
+        acc0 = _pv(acc0, alpha, pt, v0, PV_SWAP, V_DTYPE)
+        if LAT_CHUNKS >= 2:
+            acc1 = _pv(acc1, alpha, pt, v1, PV_SWAP, V_DTYPE)
+        if LAT_CHUNKS == 4:
+            acc2 = _pv(acc2, alpha, pt, v2, PV_SWAP, V_DTYPE)
+            acc3 = _pv(acc3, alpha, pt, v3, PV_SWAP, V_DTYPE)
         m_i = m_new
 
-    if PV_SWAP:
-        acc = tl.trans(acc)
-    if KV_FORMAT == 1:
-        acc = acc * kv_scale
     tok_out = q_start + q_idx
-    if SINGLE_PASS:
-        o = acc / l_i[:, None]
-        tl.store(out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d_lat[None, :],
-                 _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
-    else:
+    _store_chunk(acc0, 0, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
+                 stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
+    if LAT_CHUNKS >= 2:
+        _store_chunk(acc1, 1, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
+                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
+    if LAT_CHUNKS == 4:
+        _store_chunk(acc2, 2, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
+                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
+        _store_chunk(acc3, 3, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
+                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
+    if not SINGLE_PASS:
         has = l_i > 0
-        o = acc / tl.where(has, l_i, 1.0)[:, None]
         lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
-        part_row = (tok_out * NUM_HEADS + head) * num_splits + split
-        tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], o, mask=row_ok[:, None])
-        tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+        tl.store(part_lse_ptr + (tok_out * NUM_HEADS + head) * num_splits + split, lse, mask=row_ok)

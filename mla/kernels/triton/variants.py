@@ -30,7 +30,8 @@ class Variant:
     q_terms: int = 2  # swapab: fp8 terms of Q (hi + lo = 2; 1 = a single e4m3 term)
     pv_swap: bool = False  # swapab: PV as acc^T = V^T P^T (warpgroup MMA, M = 512) instead of P V (mma.sync)
     pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
-    v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 1 V re-read as words + pair asm; 2 the tile as words only (K = their bytes)
+    v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 2 the tile as int32 words (K = their bytes)
+    lat_chunks: int = 1  # swapab: latent dims cut into 1 / 2 / 4 chunks (own loads, QK partials, PV accumulators)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -109,6 +110,22 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v49_n64_w4_s3_sab_w", 64, 4, 3, 0, "v38 with the tile loaded as int32 words: K = their bytes as e4m3, "
             "V = the impure pair-convert asm, so V is converted once in the loaded layout",
             family="swapab", v_path=2, tile_reduce=True),
+    # generation 2b, 2026-12-01: the latent dims in chunks, so one chunk of V is live at a time (registers,
+    # occupancy); numbers v70+ (v50-v69 are the fused-reduce / balanced family)
+    Variant("v70_n64_w4_s3_sab_c4", 64, 4, 3, 0, "v38 with the latent dims in 4 chunks of 128 (own loads, QK partial "
+            "dots, PV accumulators)", family="swapab", lat_chunks=4, tile_reduce=True),
+    Variant("v71_n64_w4_s3_sab_pvs_c4", 64, 4, 3, 0, "v42 with 4 latent chunks", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
+    Variant("v72_n64_w4_s3_sab_w_c4", 64, 4, 3, 0, "v49 with 4 latent chunks", family="swapab", v_path=2, lat_chunks=4,
+            tile_reduce=True),
+    Variant("v73_n64_w4_s3_sab_pvs_w_c4", 64, 4, 3, 0, "v47 with 4 latent chunks", family="swapab", pv_swap=True,
+            v_path=2, lat_chunks=4, tile_reduce=True),
+    Variant("v74_n64_w4_s2_sab_pvs_c4", 64, 4, 2, 0, "v71 with 2 stages", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
+    Variant("v75_n64_w4_s3_sab_pvs_c2", 64, 4, 3, 0, "v42 with 2 latent chunks of 256", family="swapab",
+            pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v76_n64_w8_s3_sab_pvs_c4", 64, 8, 3, 0, "v71 with 8 warps", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
 )}
