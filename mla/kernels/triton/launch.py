@@ -115,18 +115,20 @@ def _kv_tensors(data, kv_format):
 
 
 MXFP4_E4M3_EXACT = (119, 133)  # E8M0 range where every e2m1 x 2**(e - 127) is an e4m3 value
+MXFP4_F16_EXACT = (104, 136)  # ... an fp16 value (the word decode's fp16 multiply)
 
 
-def check_mxfp4_scales_e4m3(scales: torch.Tensor, variant: str) -> None:
-    """Generation 2 rounds MXFP4 K to e4m3 with the block scale applied: exact for E8M0 in
-    [119, 133] (0.5 * 2**-8 .. 6 * 2**6); byte 0 is allowed (all-zero blocks). One pass over the
-    scales at plan time; a ValueError names the exact alternative otherwise."""
+def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
+    """Generation 2 decodes MXFP4 through fp16 and (unless qk_f16) rounds K to e4m3 with the block
+    scale applied: exact for E8M0 in [119, 133] (0.5 * 2**-8 .. 6 * 2**6), fp16 alone in [104, 136];
+    byte 0 is allowed (all-zero blocks). One pass over the scales at plan time; a ValueError names
+    the exact alternative otherwise."""
     used = scales[:, :18]
-    lo_ok, hi_ok = MXFP4_E4M3_EXACT
+    lo_ok, hi_ok = exact
     top = int(used.max())
     low = int(torch.where(used == 0, torch.full_like(used, 255), used).min())
     if top > hi_ok or low < lo_ok:
-        raise ValueError(f"variant {variant!r} runs QK^T on e4m3 with the MXFP4 block scale folded in, exact for "
+        raise ValueError(f"variant {variant!r} decodes MXFP4 K / V with the block scale folded in, exact for "
                          f"E8M0 scales in [{lo_ok}, {hi_ok}]; these inputs span [{low}, {top}]: use an exact "
                          "generation-1 variant such as 'v1_n32_w4_s2'")
 
@@ -163,7 +165,8 @@ class TritonDecodePlan:
                                  f"with q_format 'bf16' (Q is quantized in-kernel as fp8 hi + lo); got "
                                  f"{kv_format!r} / {q_format!r}")
             if kv_format == "mxfp4":
-                check_mxfp4_scales_e4m3(kv_data["mxfp4"][1], self.variant.name)
+                check_mxfp4_scales(kv_data["mxfp4"][1], self.variant.name,
+                                   MXFP4_F16_EXACT if self.variant.qk_f16 else MXFP4_E4M3_EXACT)
         elif kv_format == "mxfp4" and self.variant.mx_decode >= 2:
             # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse at plan
             # time (one read of the scales) rather than return inf/NaN. Below 104 only near-zero
@@ -212,7 +215,7 @@ class TritonDecodePlan:
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
                                    PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
-                                   LAT_CHUNKS=self.variant.lat_chunks)
+                                   LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16)
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,

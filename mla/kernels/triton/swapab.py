@@ -177,16 +177,20 @@ def mla_decode_swapab_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
-    V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, USE_PTX: tl.constexpr = False,
+    V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
+    USE_PTX: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch); outputs as generation 1's split kernel.
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
     LAT_CHUNKS (1, 2 or 4) cuts the 512 latent dims into chunks with their own loads, QK^T partial
-    dots and PV accumulators, so one chunk's V is live in registers at a time."""
+    dots and PV accumulators, so one chunk's V is live in registers at a time. QK_F16 runs QK^T on
+    fp16 operands instead (Q as one fp16 term, K = the very fp16 tile that is V: one decode feeds
+    both dots, no e4m3 rounding of K)."""
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     R: tl.constexpr = BLOCK_M
     D: tl.constexpr = 512 // LAT_CHUNKS
-    K_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else tl.float8e4nv
+    K_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if QK_F16 else tl.float8e4nv)
+    TERMS: tl.constexpr = 1 if QK_F16 else Q_TERMS
     V_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if PV_F16 else tl.bfloat16)
     head_group = tl.program_id(0)
     split = tl.program_id(1)
@@ -212,29 +216,34 @@ def mla_decode_swapab_kernel(
     if KV_FORMAT == 1:
         kv_scale = tl.load(kv_aux_ptr)
         score_scale = score_scale * kv_scale
-    hi_lat, lo_lat, hi_rope, lo_rope, s1, s2 = _fp8_two_terms(q_lat, q_rope)
-    c_hi = s1 * score_scale  # [R]: multiplies the hi-term scores of each query row
-    c_lo = c_hi * s2
-    qt_rope = _q_chunk_t(hi_rope, lo_rope, Q_TERMS, R, 64, K_DTYPE)
+    if QK_F16:  # one fp16 term, no row scale (bf16 values are fp16 values while |q| < 65504)
+        hi_lat, lo_lat, hi_rope, lo_rope = q_lat, q_lat, q_rope, q_rope
+        c_hi = tl.zeros([R], dtype=tl.float32) + score_scale
+        c_lo = c_hi
+    else:
+        hi_lat, lo_lat, hi_rope, lo_rope, s1, s2 = _fp8_two_terms(q_lat, q_rope)
+        c_hi = s1 * score_scale  # [R]: multiplies the hi-term scores of each query row
+        c_lo = c_hi * s2
+    qt_rope = _q_chunk_t(hi_rope, lo_rope, TERMS, R, 64, K_DTYPE)
     if LAT_CHUNKS == 1:
-        qt0 = _q_chunk_t(hi_lat, lo_lat, Q_TERMS, R, 512, K_DTYPE)
+        qt0 = _q_chunk_t(hi_lat, lo_lat, TERMS, R, 512, K_DTYPE)
     else:  # the same Q, cut along dims: [R, 512] -> chunks of D
         h3 = tl.permute(tl.reshape(hi_lat, (R, 2, 256)), (0, 2, 1))
         l3 = tl.permute(tl.reshape(lo_lat, (R, 2, 256)), (0, 2, 1))
         h_a, h_b = tl.split(h3)
         l_a, l_b = tl.split(l3)
         if LAT_CHUNKS == 2:
-            qt0 = _q_chunk_t(h_a, l_a, Q_TERMS, R, D, K_DTYPE)
-            qt1 = _q_chunk_t(h_b, l_b, Q_TERMS, R, D, K_DTYPE)
+            qt0 = _q_chunk_t(h_a, l_a, TERMS, R, D, K_DTYPE)
+            qt1 = _q_chunk_t(h_b, l_b, TERMS, R, D, K_DTYPE)
         else:
             h0, h1 = tl.split(tl.permute(tl.reshape(h_a, (R, 2, 128)), (0, 2, 1)))
             h2, h3_ = tl.split(tl.permute(tl.reshape(h_b, (R, 2, 128)), (0, 2, 1)))
             l0, l1 = tl.split(tl.permute(tl.reshape(l_a, (R, 2, 128)), (0, 2, 1)))
             l2, l3_ = tl.split(tl.permute(tl.reshape(l_b, (R, 2, 128)), (0, 2, 1)))
-            qt0 = _q_chunk_t(h0, l0, Q_TERMS, R, D, K_DTYPE)
-            qt1 = _q_chunk_t(h1, l1, Q_TERMS, R, D, K_DTYPE)
-            qt2 = _q_chunk_t(h2, l2, Q_TERMS, R, D, K_DTYPE)
-            qt3 = _q_chunk_t(h3_, l3_, Q_TERMS, R, D, K_DTYPE)
+            qt0 = _q_chunk_t(h0, l0, TERMS, R, D, K_DTYPE)
+            qt1 = _q_chunk_t(h1, l1, TERMS, R, D, K_DTYPE)
+            qt2 = _q_chunk_t(h2, l2, TERMS, R, D, K_DTYPE)
+            qt3 = _q_chunk_t(h3_, l3_, TERMS, R, D, K_DTYPE)
 
     visible = kv_len - Q_SEQ_LEN + q_idx + 1  # decode-causal, per row
     m_i = tl.full([R], float("-inf"), dtype=tl.float32)
@@ -266,7 +275,7 @@ def mla_decode_swapab_kernel(
             k3, v3 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 3, D, KV_FORMAT, BLOCK_N,
                                K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
             st = tl.dot(k3, qt3, tl.dot(k2, qt2, st))
-        if Q_TERMS == 2:
+        if TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))
             st = s_hi * c_hi[None, :] + s_lo * c_lo[None, :]
         else:

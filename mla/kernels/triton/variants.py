@@ -32,6 +32,7 @@ class Variant:
     pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
     v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 2 the tile as int32 words (K = their bytes)
     lat_chunks: int = 1  # swapab: latent dims cut into 1 / 2 / 4 chunks (own loads, QK partials, PV accumulators)
+    qk_f16: bool = False  # swapab: QK^T on fp16 (Q one fp16 term, K = the fp16 V tile) instead of e4m3
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -126,6 +127,19 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             pv_swap=True, lat_chunks=2, tile_reduce=True),
     Variant("v76_n64_w8_s3_sab_pvs_c4", 64, 8, 3, 0, "v71 with 8 warps", family="swapab", pv_swap=True,
             lat_chunks=4, tile_reduce=True),
+    Variant("v77_n64_w4_s3_sab_pvs_w_c2", 64, 4, 3, 0, "v75 with the tile as int32 words (v49's V path)",
+            family="swapab", pv_swap=True, v_path=2, lat_chunks=2, tile_reduce=True),
+    Variant("v78_n128_w8_s2_sab_pvs_c2", 128, 8, 2, 0, "v75 on 128-token tiles, 8 warps (two warpgroups), 2 stages",
+            family="swapab", pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v79_n128_w8_s3_sab_pvs_c4", 128, 8, 3, 0, "v71 on 128-token tiles, 8 warps, 3 stages", family="swapab",
+            pv_swap=True, lat_chunks=4, tile_reduce=True),
+    Variant("v80_n64_w4_s3_sab_pvs_c2_h", 64, 4, 3, 0, "v75 with QK^T in fp16: Q one fp16 term, K = the fp16 V "
+            "tile (MXFP4: one decode feeds both dots, no e4m3 re-rounding)", family="swapab", pv_swap=True,
+            lat_chunks=2, qk_f16=True, tile_reduce=True),
+    Variant("v81_n64_w4_s4_sab_pvs_c2", 64, 4, 4, 0, "v75 with 4 stages (MXFP4 tiles are half the bytes)",
+            family="swapab", pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v82_n64_w4_s4_sab_pvs_c2_h", 64, 4, 4, 0, "v80 with 4 stages", family="swapab", pv_swap=True,
+            lat_chunks=2, qk_f16=True, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
 )}
