@@ -215,7 +215,8 @@ class TritonDecodePlan:
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
                                    PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
-                                   LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16)
+                                   LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16,
+                                   MX_PAIRS=self.variant.mx_decode == 3)
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,

@@ -80,7 +80,7 @@ def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.
 @triton.jit
 def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl.constexpr, D: tl.constexpr,
               KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_DTYPE: tl.constexpr,
-              V_PATH: tl.constexpr, USE_PTX: tl.constexpr):
+              V_PATH: tl.constexpr, USE_PTX: tl.constexpr, MX_PAIRS: tl.constexpr = False):
     """Latent dims [c * D, (c + 1) * D) of one tile -> (k [BN, D] in K_DTYPE, v [BN, D] in V_DTYPE),
     each element decoded once. fp8 ``V_PATH``: 0 = ``.to(V_DTYPE)`` where the compiler puts it (on
     sm90 per-byte shared-memory loads in the MMA operand layout); 2 = the chunk loaded as int32
@@ -94,7 +94,7 @@ def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl
         swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
         sw = tl.load(swrow + c * (D // 128) + tl.arange(0, D // 128)[None, :], mask=m2, other=0)
         v16 = _decode_mx_words(w, _bytes_of_words(sw, D // 128, BLOCK_N)[:, :, None], D // 32, BLOCK_N, USE_PTX,
-                               tl.float16, False)
+                               tl.float16, MX_PAIRS)
         return v16.to(K_DTYPE), v16.to(V_DTYPE)
     elif V_PATH == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
@@ -178,7 +178,7 @@ def mla_decode_swapab_kernel(
     KV_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
     V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
-    USE_PTX: tl.constexpr = False,
+    MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch); outputs as generation 1's split kernel.
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
@@ -261,19 +261,19 @@ def mla_decode_swapab_kernel(
         tok = kv_start + pos
         ok = pos < end
         k0, v0 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 0, D, KV_FORMAT, BLOCK_N,
-                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
         kr = _rope_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, K_DTYPE,
                          V_PATH, USE_PTX)
         st = tl.dot(kr, qt_rope, tl.dot(k0, qt0))  # [BN, 2R] (or [BN, R]), fp32
         if LAT_CHUNKS >= 2:
             k1, v1 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 1, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
             st = tl.dot(k1, qt1, st)
         if LAT_CHUNKS == 4:
             k2, v2 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 2, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
             k3, v3 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 3, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
             st = tl.dot(k3, qt3, tl.dot(k2, qt2, st))
         if TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))

@@ -140,6 +140,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="swapab", pv_swap=True, lat_chunks=2, tile_reduce=True),
     Variant("v82_n64_w4_s4_sab_pvs_c2_h", 64, 4, 4, 0, "v80 with 4 stages", family="swapab", pv_swap=True,
             lat_chunks=2, qk_f16=True, tile_reduce=True),
+    Variant("v83_n64_w4_s2_sab_pvs_w_c2", 64, 4, 2, 0, "v77 with 2 stages (two CTAs per SM fit in smem)",
+            family="swapab", pv_swap=True, v_path=2, lat_chunks=2, tile_reduce=True),
+    Variant("v84_n64_w4_s2_sab_pvs_w_c4", 64, 4, 2, 0, "v83 with 4 latent chunks", family="swapab", pv_swap=True,
+            v_path=2, lat_chunks=4, tile_reduce=True),
+    Variant("v85_n64_w4_s4_sab_pvs_c4", 64, 4, 4, 0, "v71 with 4 stages (MXFP4 tiles are half the bytes)",
+            family="swapab", pv_swap=True, lat_chunks=4, tile_reduce=True),
+    Variant("v86_n64_w4_s3_sab_pvs_c4_mxp", 64, 4, 3, 0, "v71 + MXFP4 decode returning f16x2 pairs (generation 1's "
+            "mx_decode 3: no 16-bit repacking)", family="swapab", pv_swap=True, lat_chunks=4, mx_decode=3,
+            tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
 )}
