@@ -161,6 +161,13 @@ DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/n
 }
 
 
+GEN2_DEFAULT = {  # the fastest generation-2 variant per quantized format at bs256-kv8192 (H200, 2026-12-01,
+    # data/measured/h200/gen2/: fp8 v75 489 us vs generation 1's v35 1083 us; MXFP4 v86 888 us vs v30 1348 us)
+    "fp8": "v75_n64_w4_s3_sab_pvs_c2",
+    "mxfp4": "v86_n64_w4_s3_sab_pvs_c4_mxp",
+}
+
+
 def get_variant(name: str) -> Variant:
     if name not in VARIANTS:
         raise ValueError(f"unknown triton variant {name!r}; choose from {sorted(VARIANTS)}")
