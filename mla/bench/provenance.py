@@ -63,12 +63,16 @@ def driver_version() -> str:
 
 @functools.cache
 def git_state() -> tuple[str, bool | None]:
-    """(commit, dirty). Falls back to $MLA_GIT_COMMIT (dirty unknown) where there is no .git."""
+    """(commit, dirty). $MLA_GIT_COMMIT, when set, wins (dirty unknown): the device machine's copy
+    of the tree carries a .git that can lag behind the commit that was sent (seen 2026-12-01: it
+    reported the session's base commit); without it, git, else "unknown"."""
+    if os.environ.get("MLA_GIT_COMMIT"):
+        return os.environ["MLA_GIT_COMMIT"], None
     commit = _run(["git", "rev-parse", "HEAD"])
     if commit:
         status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
         return commit, bool(status)
-    return os.environ.get("MLA_GIT_COMMIT", "unknown"), None
+    return "unknown", None
 
 
 @functools.cache

@@ -168,6 +168,16 @@ GEN2_DEFAULT = {  # the fastest generation-2 variant per quantized format at bs2
 }
 
 
+# Notebook 04's ablation chain: from generation 1's default to generation 2's, one step per row
+# (docs/notes-triton.md "Generation 2" has the predictions and the measured reason of each step)
+ABLATION_CHAIN = {
+    "fp8": ("v35_n32_w4_s2_f16wp_tr", "v38_n64_w4_s3_sab", "v42_n64_w4_s3_sab_pvs", "v71_n64_w4_s3_sab_pvs_c4",
+            "v75_n64_w4_s3_sab_pvs_c2"),
+    "mxfp4": ("v30_n32_w4_s2_mxw_tr", "v38_n64_w4_s3_sab", "v40_n64_w4_s4_sab", "v71_n64_w4_s3_sab_pvs_c4",
+              "v86_n64_w4_s3_sab_pvs_c4_mxp"),
+}
+
+
 def get_variant(name: str) -> Variant:
     if name not in VARIANTS:
         raise ValueError(f"unknown triton variant {name!r}; choose from {sorted(VARIANTS)}")
