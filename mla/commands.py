@@ -8,7 +8,7 @@ import time
 import torch
 
 from . import problem as P
-from .backends import backends as list_backends
+from .backends import list_backends
 from .backends import decode
 from .check import accuracy_metrics, check
 from .inputs import generate_case

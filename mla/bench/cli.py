@@ -24,7 +24,7 @@ def _csv_list(text: str) -> list[str]:
 
 # --- info --------------------------------------------------------------------------------------
 def backend_table() -> list[dict]:
-    """Like mla.backends.backends(), but a backend whose module is missing or fails to import is
+    """Like mla.list_backends(), but a backend whose module is missing or fails to import is
     listed as unavailable with the reason instead of ending the listing."""
     from ..backends import _BACKEND_MODULES, get_backend
 
