@@ -27,9 +27,12 @@ import shlex
 import sys
 import time
 
+from pathlib import Path
+
 import torch
 
-from mla.cli import main as mla_main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's mla, not an installed copy
+from mla.cli import main as mla_main  # noqa: E402
 
 OUT = os.environ.get("OUT", "out/probe")
 BUDGET_S = float(os.environ.get("PROBE_BUDGET_S", 330))
