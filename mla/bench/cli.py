@@ -68,7 +68,7 @@ def info_lines() -> list[str]:
             lines.append(f"device {i}  {p.name} [{cap}] {p.total_memory / 2**30:.0f} GiB, "
                          f"{p.multi_processor_count} SMs/CUs, L2 {l2:.0f} MiB -> slug {prov.device_slug(f'cuda:{i}')}")
     else:
-        lines.append("device    no CUDA/ROCm device: CPU only (bench mode 'cpu', torch backend)")
+        lines.append("device    no CUDA/ROCm device: CPU only (bench mode 'cpu'; torch, and triton under its interpreter)")
     return lines
 
 
