@@ -159,6 +159,7 @@ def test_sass_hottest_loop_and_its_shared_memory_bytes():
     loop = sass_hottest_loop(SASS)
     assert loop.function == "mla_decode_split_kernel"
     assert (loop.start_addr, loop.end_addr, loop.inner_loops) == (0x30, 0x160, 0)
+    assert loop.other_loop_instructions == 2  # the try-wait retry after EXIT
     assert loop.mix["instructions"] == 20  # 0x30..0x160 step 16: not the prologue, not the STS.128 after it
     assert (loop.mix["mma"], loop.mix["wgmma"], loop.mix["ldmatrix"], loop.mix["stmatrix"]) == (1, 2, 2, 1)
     assert (loop.mix["ld_shared"], loop.mix["st_shared"], loop.mix["cp_async"], loop.mix["tma"]) == (2, 2, 2, 1)
@@ -207,7 +208,7 @@ def test_sass_labels_and_nested_loops():
     (body,) = sass_functions(NVDISASM).values()
     assert body[3].operands == "0x20"  # the label became its address
     loop = sass_hottest_loop(NVDISASM)
-    assert (loop.start_addr, loop.end_addr, loop.inner_loops) == (0x10, 0x50, 1)
+    assert (loop.start_addr, loop.end_addr, loop.inner_loops, loop.other_loop_instructions) == (0x10, 0x50, 1, 0)
     assert (loop.smem_read_bytes, loop.smem_write_bytes) == (256, 128)
 
 
@@ -227,3 +228,14 @@ def test_sass_bad_input_is_an_error():
         sass_hottest_loop(SASS).per_token(0, 32)
     assert sass_smem_bytes("LDSM.16.M88") == ("read", 128) and sass_smem_bytes("LDG.E.128") is None
     assert sass_wgmma_smem_bytes("HMMA.16816.F32.BF16", "R24, R8, R12, R24") == 0
+
+
+def test_two_disjoint_loops_are_flagged():
+    # a producer loop (3 instructions) and a consumer loop (4), as a warp-specialized kernel has
+    lines = ["ISETP.NE.AND P0, PT, R0, RZ, PT", "@P0 BRA 0x50",
+             "UTMALDG.2D [UR8], [UR4]", "IADD3 R1, R1, 0x1, RZ", "@P1 BRA 0x20",  # 0x20..0x40
+             "LDS.128 R4, [R2]", "HMMA.16816.F32.BF16 R8, R4, R4, R8", "IADD3 R1, R1, 0x1, RZ",
+             "@P1 BRA 0x50", "EXIT"]  # 0x50..0x80
+    text = "".join(f"        /*{16 * i:04x}*/   {ln} ;\n" for i, ln in enumerate(lines))
+    loop = sass_hottest_loop(text)
+    assert (loop.start_addr, loop.mix["instructions"], loop.other_loop_instructions) == (0x50, 4, 3)

@@ -410,7 +410,9 @@ class SassLoop:
     The loop is the largest address range [target, branch] closed by a backward BRA that contains
     no EXIT: cold blocks placed after the kernel's EXIT (mbarrier try-wait retries jump back into the
     loop from there) are not loops. ``inner_loops`` counts backward branches inside it (a nonzero
-    value means the static trip count undercounts)."""
+    value means the static trip count undercounts); ``other_loop_instructions`` is the size of the
+    largest loop outside it (a warp-specialized kernel has one loop per partition, so a value near
+    the hottest loop's size means the per-token figures describe one partition only)."""
 
     function: str
     start_addr: int
@@ -420,6 +422,7 @@ class SassLoop:
     smem_write_bytes: int = 0   # per warp per trip: STS + STSM + LDGSTS (shared side)
     wgmma_smem_bytes: int = 0   # per warpgroup per trip: operands warpgroup MMAs read from shared memory
     inner_loops: int = 0
+    other_loop_instructions: int = 0
 
     def per_token(self, num_warps: int, block_n: int) -> dict:
         """CTA-wide figures per KV token, assuming every warp runs this loop once per trip of
@@ -461,8 +464,9 @@ def sass_hottest_loop(text: str, function: str | None = None) -> SassLoop | None
     if not edges:
         return None
     j, i = max(edges, key=lambda e: e[1] - e[0])
-    loop = SassLoop(function, body[j].addr, body[i].addr,
-                    inner_loops=sum(1 for a, b in edges if j <= a and b <= i and (a, b) != (j, i)))
+    inside = [(a, b) for a, b in edges if j <= a and b <= i]
+    loop = SassLoop(function, body[j].addr, body[i].addr, inner_loops=len(inside) - 1,
+                    other_loop_instructions=max((b - a + 1 for a, b in edges if (a, b) not in inside), default=0))
     for ins in body[j:i + 1]:
         for k in classify_sass(ins.op):
             loop.mix[k] += 1
@@ -483,6 +487,8 @@ SM90_LOOP_COLUMNS = {
     "block_n": "KV tokens one loop trip covers (the variant's BLOCK_N)",
     "loop_addr": "SASS address range of the hottest loop: [target, backward BRA]",
     "loop_inner_loops": "backward branches inside that loop (0 = one trip is straight-line code)",
+    "other_loop_instructions": "instructions of the largest loop outside it (0 = the only loop; near "
+                               "loop_sass_instructions = e.g. a warp-specialized kernel: the figures cover one loop)",
     **{f"loop_sass_{k}": f"SASS {k} instructions in one trip, per warp" for k in NV_MIX_KEYS},
     "loop_smem_read_bytes": "LDS + LDSM bytes one warp reads in one trip (lane width x 32; LDSM .xN x 128 B)",
     "loop_smem_write_bytes": "STS + STSM + LDGSTS bytes one warp writes to shared memory in one trip",
@@ -505,6 +511,7 @@ def sm90_loop_row(loop: SassLoop | None, num_warps: int, block_n: int) -> dict:
     if loop is None:
         return row
     row.update(loop_addr=f"{loop.start_addr:#06x}-{loop.end_addr:#06x}", loop_inner_loops=loop.inner_loops,
+               other_loop_instructions=loop.other_loop_instructions,
                loop_smem_read_bytes=loop.smem_read_bytes, loop_smem_write_bytes=loop.smem_write_bytes,
                loop_wgmma_smem_bytes=loop.wgmma_smem_bytes, **loop.per_token(num_warps, block_n))
     for k in NV_MIX_KEYS:
