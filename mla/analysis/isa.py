@@ -494,7 +494,8 @@ SM90_LOOP_COLUMNS = {
     "loop_smem_write_bytes": "STS + STSM + LDGSTS bytes one warp writes to shared memory in one trip",
     "loop_wgmma_smem_bytes": "shared-memory operand bytes of the trip's warpgroup MMAs, per warpgroup",
     "warp_instr_per_token": "CTA-wide warp-instructions per KV token: loop instructions x num_warps / block_n",
-    "smem_bytes_per_token": "CTA-wide LDS/LDSM/STS/STSM/LDGSTS bytes per KV token: (read + write) x num_warps / block_n",
+    "smem_bytes_per_token": "CTA-wide LDS/LDSM/STS/STSM/LDGSTS bytes per KV token: "
+                            "(read + write) x num_warps / block_n",
     "smem_read_bytes_per_token": "the read part (LDS + LDSM) of smem_bytes_per_token",
     "smem_write_bytes_per_token": "the write part (STS + STSM + LDGSTS) of smem_bytes_per_token",
     "smem_wgmma_bytes_per_token": "warpgroup MMA operands read from shared memory per KV token (once per "

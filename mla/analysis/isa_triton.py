@@ -246,7 +246,8 @@ def triton_rows(target: str, variants=None, kv_formats=("mxfp4", "fp8", "bf16"),
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(jobs) as pool:
-            for i, ((v, fmt, opts), r) in enumerate(zip(configs, pool.map(_rows_job, [(target, *c) for c in configs])), 1):
+            results = pool.map(_rows_job, [(target, *c) for c in configs])
+            for i, ((v, fmt, opts), r) in enumerate(zip(configs, results), 1):
                 rows += r
                 note(i, v, fmt, opts)
         return rows
