@@ -1,0 +1,200 @@
+"""``python -m mla submission``: one self-contained ``submission.py`` for the GPU MODE ``amd-mixed-mla``
+leaderboard, so anyone with leaderboard access can time this repo's kernels on an MI355X.
+
+The runner has no ``mla`` package, so the file carries the kernels itself. It is generated, never
+hand-written: the real module sources (for ``triton``: ``variants.py``, ``kernels.py``,
+``launch.py``) are concatenated in dependency order with their relative imports removed, and the
+names they imported from modules that are not inlined (``mla.problem``'s constants) are written as
+literals. Triton reads a kernel's source from its file, which is why the kernels are inlined as code
+rather than embedded as strings. ``tests/test_submission.py`` checks the result against the repo
+(same source, no drift) and runs it beside a stand-in ``task.py``.
+
+Leaderboard inputs arrive as the problem's ``generate_input`` makes them: the MXFP4 cache as
+``torch.float4_e2m1fn_x2`` and its scales as ``torch.float8_e8m0fnu`` (aiter's dtypes). The entry
+point views both as uint8 (same bytes) before planning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import subprocess
+from pathlib import Path
+
+from . import problem as P
+from .kernels.triton.variants import DEFAULT_VARIANT, get_variant
+
+LEADERBOARD = "amd-mixed-mla"
+GPU = "MI355X"
+# backend -> modules inlined, in dependency order
+INLINED = {"triton": ("mla.kernels.triton.variants", "mla.kernels.triton.kernels", "mla.kernels.triton.launch")}
+# modules whose imported names become literals in the header (plain constants only)
+CONSTANT_MODULES = {"mla.problem": P}
+KV_FORMATS = ("bf16", "fp8", "mxfp4")
+
+
+def module_path(name: str) -> Path:
+    return Path(importlib.util.find_spec(name).origin)
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    base = module.split(".")[: -node.level]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def strip_module(name: str, inlined: tuple[str, ...]) -> tuple[str, dict[str, object], set[str]]:
+    """(source with ``from __future__`` and intra-package imports removed, constants it imported
+    from CONSTANT_MODULES, top-level names it defines). Raises ValueError for an import of an
+    ``mla`` module that is neither inlined nor a constant module."""
+    src = module_path(name).read_text()
+    tree = ast.parse(src)
+    lines = src.splitlines(keepends=True)
+    constants: dict[str, object] = {}
+    drop: list[tuple[int, int]] = []
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("mla")
+                                                 or node.module == "__future__"):
+            drop.append((node.lineno, node.end_lineno))
+            if node.module == "__future__":
+                continue
+            target = _resolve(name, node) if node.level else node.module
+            if target in inlined:
+                continue
+            if target not in CONSTANT_MODULES:
+                raise ValueError(f"{name} imports {target}, which the submission neither inlines nor turns into "
+                                 f"constants; add it to mla.submission.INLINED or CONSTANT_MODULES")
+            for alias in node.names:
+                value = getattr(CONSTANT_MODULES[target], alias.name)
+                if ast.literal_eval(repr(value)) != value:
+                    raise ValueError(f"{target}.{alias.name} is not a plain constant")
+                constants[alias.asname or alias.name] = value
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                defined |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for a, b in drop:
+        for i in range(a - 1, b):
+            lines[i] = "\n" if i > a - 1 else "# (import removed by mla.submission)\n"
+    return "".join(lines), constants, defined
+
+
+def _git_commit() -> str:
+    try:
+        root = Path(__file__).resolve().parents[1]
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+_ENTRY = '''
+# ==== submission entry point (mla.submission) =====================================================
+import torch as _torch
+
+KV_FORMAT = {kv_format!r}
+VARIANT = {variant!r}
+NUM_SPLITS = {num_splits!r}  # None: the split heuristic of launch.py, per shape
+GRAPH = False  # fresh input tensors every call (the leaderboard's rule): a graph per address set would not pay
+_BYTE_DTYPES = tuple(getattr(_torch, n) for n in ("float4_e2m1fn_x2", "float8_e8m0fnu") if hasattr(_torch, n))
+_PLANS = {{}}
+
+
+def _as_bytes(t):
+    """aiter's fp4x2 / e8m0 tensors as the uint8 bytes they are (no copy)."""
+    return t.view(_torch.uint8) if t.dtype in _BYTE_DTYPES else t
+
+
+def _normalize(data):
+    q, kv_data, qo_indptr, kv_indptr, config = data
+    if KV_FORMAT == "mxfp4":
+        packed, scales = kv_data["mxfp4"]
+        kv_data = {{**kv_data, "mxfp4": (_as_bytes(packed), _as_bytes(scales))}}
+    return q, kv_data, qo_indptr, kv_indptr, config
+
+
+def custom_kernel(data: input_t) -> output_t:
+    data = _normalize(data)
+    q, _, _, kv_indptr, config = data
+    key = (tuple(q.shape), str(q.device), int(kv_indptr.numel()), int(config["kv_seq_len"]),
+           int(config["q_seq_len"]), tuple(config.get("kv_lens") or ()))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = TritonDecodePlan(data, kv_format=KV_FORMAT, variant=VARIANT, num_splits=NUM_SPLITS,
+                                              graph=GRAPH)
+    return plan.run(data)
+'''
+
+
+def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | None = None,
+             num_splits: int | None = None) -> str:
+    """The submission file's text."""
+    if backend not in INLINED:
+        raise ValueError(f"submission export supports backends {sorted(INLINED)}, got {backend!r} (the aiter "
+                         f"backend is the leaderboard's own reference; the hip backend needs a ROCm machine "
+                         f"to have been tested on first)")
+    if kv_format not in KV_FORMATS:
+        raise ValueError(f"unknown kv_format {kv_format!r}; choose from {KV_FORMATS}")
+    variant = get_variant(variant or DEFAULT_VARIANT[kv_format]).name
+    if num_splits is not None and (not isinstance(num_splits, int) or not 1 <= num_splits <= 64):
+        raise ValueError(f"num_splits must be an int in 1..64 or None, got {num_splits!r}")
+    mods = INLINED[backend]
+    parts, constants, owner = [], {}, {}
+    for name in mods:
+        src, consts, defined = strip_module(name, mods)
+        for n in defined:
+            if n in owner:
+                raise ValueError(f"name {n!r} is defined by both {owner[n]} and {name}: inlining would shadow it")
+            owner[n] = name
+        constants.update(consts)
+        rel = module_path(name).relative_to(module_path("mla").parent.parent)
+        parts.append(f"\n# ==== {rel} (verbatim, imports removed) {'=' * max(0, 70 - len(str(rel)))}\n{src}")
+    clash = set(constants) & set(owner)
+    if clash:
+        raise ValueError(f"constants {sorted(clash)} clash with inlined definitions")
+    head = [f"#!POPCORN leaderboard {LEADERBOARD}", f"#!POPCORN gpu {GPU}",
+            f'"""MLA decode lab, backend {backend!r}, kv_format {kv_format!r}, variant {variant!r}.',
+            f"Generated by `python -m mla submission --backend {backend} --kv-format {kv_format} --variant {variant}`",
+            f"from commit {_git_commit()}; do not edit (regenerate). Kernels: {', '.join(mods)}.\"\"\"",
+            "from __future__ import annotations", "", "from task import input_t, output_t", "",
+            "# constants the inlined modules import from mla.problem"]
+    head += [f"{k} = {v!r}" for k, v in sorted(constants.items())]
+    return "\n".join(head) + "\n" + "".join(parts) + _ENTRY.format(kv_format=kv_format, variant=variant,
+                                                                   num_splits=num_splits)
+
+
+def write(path: str | Path, **kwargs) -> Path:
+    path = Path(path)
+    text = generate(**kwargs)
+    compile(text, str(path), "exec")  # a syntax error here, not on the leaderboard
+    path.write_text(text)
+    return path
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+def _cmd(args) -> int:
+    p = write(args.output, backend=args.backend, kv_format=args.kv_format, variant=args.variant,
+              num_splits=args.num_splits)
+    print(f"wrote {p} ({p.stat().st_size // 1024} KiB): submit it to the {LEADERBOARD} leaderboard on {GPU}, "
+          f"e.g. `popcorn-cli submit --leaderboard {LEADERBOARD} --gpu {GPU} --mode benchmark {p}`")
+    return 0
+
+
+def register(sub) -> None:
+    ap = sub.add_parser("submission", help="write a self-contained amd-mixed-mla leaderboard submission",
+                        description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="triton", choices=sorted(INLINED))
+    ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS)
+    ap.add_argument("--variant", default=None, help="kernel variant (default: the format's default)")
+    ap.add_argument("--num-splits", type=int, default=None, help="fixed KV splits (default: the heuristic)")
+    ap.add_argument("-o", "--output", default="submission.py")
+    ap.set_defaults(func=_cmd)
+
+
+def _main(argv=None) -> int:  # python -m mla.submission
+    ap = argparse.ArgumentParser(prog="python -m mla.submission")
+    register(ap.add_subparsers(dest="command", required=True))
+    args = ap.parse_args(["submission", *(argv or [])])
+    return args.func(args)
