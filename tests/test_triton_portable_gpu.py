@@ -21,7 +21,7 @@ needs_cuda = pytest.mark.skipif(not (torch.cuda.is_available() and torch.version
 
 # each format's default variant, plus the PTX-decode variants whose portable branch differs most
 VARIANTS = [("bf16", None), ("fp8", None), ("fp8", "v29_n32_w4_s2_f16w_tr"), ("mxfp4", None),
-            ("mxfp4", "v17_n32_w4_s2_mxw"), ("mxfp4", "v1_n32_w4_s2")]
+            ("mxfp4", "v17_n32_w4_s2_mxw")]
 SHAPES = {
     "ragged-bs4": dict(batch_size=4, q_seq_len=1, kv_seq_len=1000, kv_lens=(1, 7, 33, 1000)),
     "bs2-q4-h32": dict(batch_size=2, q_seq_len=4, kv_seq_len=300, num_heads=32),
@@ -68,17 +68,19 @@ def test_portable_path_matches_reference(monkeypatch, kv_format, variant, shape)
     assert torch.isfinite(out).all()
     m = mla.accuracy_metrics(out, ref)
     ok, msg = mla.check(data, out, reference_output=ref)
-    monkeypatch.setenv("MLA_TRITON_PTX", "1")
-    ptx_plan = TritonDecodePlan(data, kv_format=kv_format, variant=variant, num_splits=3)
-    ptx_out = ptx_plan.run(data)
-    torch.cuda.synchronize()
-    vs_ptx = float((out.float() - ptx_out.float()).abs().max())
+    vs_ptx = ""
+    if shape == "ragged-bs4":  # the same request with PTX on, once per variant (compiles cost device time)
+        monkeypatch.setenv("MLA_TRITON_PTX", "1")
+        ptx_plan = TritonDecodePlan(data, kv_format=kv_format, variant=variant, num_splits=3)
+        assert ptx_plan.constexprs["USE_PTX"] is True
+        ptx_out = ptx_plan.run(data)
+        torch.cuda.synchronize()
+        vs_ptx = f"{float((out.float() - ptx_out.float()).abs().max()):.5f}"
     _record(dict(shape=shape, kv_format=kv_format, variant=plan.variant.name, use_ptx=False,
                  max_abs_own_format=f"{m['max_abs']:.5f}", rel_l2_own_format=f"{m['rel_l2']:.2e}",
-                 check_own_format=ok, max_abs_vs_ptx=f"{vs_ptx:.5f}"))
+                 check_own_format=ok, max_abs_vs_ptx=vs_ptx))
     assert ok, msg
     assert m["max_abs"] < MAX_ABS_OWN_FORMAT, m
-    assert ptx_plan.constexprs["USE_PTX"] is True  # the same request with the switch back on
 
 
 def test_switch_is_read_at_plan_time(monkeypatch):

@@ -85,12 +85,19 @@ class ArgBuffer:
         self.offsets, self.size = layout(args)
         self.buf = ctypes.create_string_buffer(max(self.size, 1))
         self._size = ctypes.c_size_t(self.size)
+        # one struct for the whole table (explicit pad bytes): one pack_into per launch
+        fmt, pos = "<", 0
+        for a, off in zip(args, self.offsets):
+            fmt += "x" * (off - pos) + ARG_KINDS[a.kind][0]
+            pos = off + a.size
+        self._struct = struct.Struct(fmt)
+        assert self._struct.size == self.size
 
     def pack(self, values) -> "ArgBuffer":
         if len(values) != len(self.args):
             raise ValueError(f"expected {len(self.args)} arguments ({[a.name for a in self.args]}), got {len(values)}")
-        for a, off, v in zip(self.args, self.offsets, values):
-            fmt = ARG_KINDS[a.kind][0]
+        out = []
+        for a, v in zip(self.args, values):
             if a.kind == "ptr":
                 if isinstance(v, torch.Tensor):
                     v = v.data_ptr()
@@ -107,7 +114,8 @@ class ArgBuffer:
                 if not isinstance(v, (int, float)) or isinstance(v, bool):
                     raise ValueError(f"argument {a.name!r} is f32: got {v!r}")
                 v = float(v)
-            struct.pack_into("<" + fmt, self.buf, off, v)
+            out.append(v)
+        self._struct.pack_into(self.buf, 0, *out)
         return self
 
     def raw(self) -> bytes:
