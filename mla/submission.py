@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import importlib.util
 import subprocess
 from pathlib import Path
@@ -28,10 +29,16 @@ from .kernels.triton.variants import DEFAULT_VARIANT, get_variant
 LEADERBOARD = "amd-mixed-mla"
 GPU = "MI355X"
 # backend -> modules inlined, in dependency order
-INLINED = {"triton": ("mla.kernels.triton.variants", "mla.kernels.triton.kernels", "mla.kernels.triton.launch")}
+INLINED = {
+    "triton": ("mla.kernels.triton.variants", "mla.kernels.triton.kernels", "mla.kernels.triton.launch"),
+    # the gfx950 code object travels base64-encoded (built here by clang); NOT RUN ON ROCm in this project
+    "hip": ("mla.backends.base", "mla.kernels.hip.variants", "mla.kernels.hip.launcher", "mla.kernels.hip.build",
+            "mla.backends.hip_backend"),
+}
 # modules whose imported names become literals in the header (plain constants only)
 CONSTANT_MODULES = {"mla.problem": P}
 KV_FORMATS = ("bf16", "fp8", "mxfp4")
+BACKEND_FORMATS = {"triton": KV_FORMATS, "hip": ("mxfp4",)}
 
 
 def module_path(name: str) -> Path:
@@ -90,14 +97,13 @@ def _git_commit() -> str:
         return "unknown"
 
 
-_ENTRY = '''
+_ENTRY_COMMON = '''
 # ==== submission entry point (mla.submission) =====================================================
 import torch as _torch
 
 KV_FORMAT = {kv_format!r}
 VARIANT = {variant!r}
-NUM_SPLITS = {num_splits!r}  # None: the split heuristic of launch.py, per shape
-GRAPH = False  # fresh input tensors every call (the leaderboard's rule): a graph per address set would not pay
+NUM_SPLITS = {num_splits!r}  # None: the backend's split heuristic, per shape
 _BYTE_DTYPES = tuple(getattr(_torch, n) for n in ("float4_e2m1fn_x2", "float8_e8m0fnu") if hasattr(_torch, n))
 _PLANS = {{}}
 
@@ -115,17 +121,48 @@ def _normalize(data):
     return q, kv_data, qo_indptr, kv_indptr, config
 
 
+def _shape_key(data):
+    q, _, _, kv_indptr, config = data
+    return (tuple(q.shape), str(q.device), int(kv_indptr.numel()), int(config["kv_seq_len"]),
+            int(config["q_seq_len"]), tuple(config.get("kv_lens") or ()))
+'''
+
+_ENTRY = {
+    "triton": '''
+GRAPH = False  # fresh input tensors every call (the leaderboard's rule): a graph per address set would not pay
+
+
 def custom_kernel(data: input_t) -> output_t:
     data = _normalize(data)
-    q, _, _, kv_indptr, config = data
-    key = (tuple(q.shape), str(q.device), int(kv_indptr.numel()), int(config["kv_seq_len"]),
-           int(config["q_seq_len"]), tuple(config.get("kv_lens") or ()))
+    key = _shape_key(data)
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = TritonDecodePlan(data, kv_format=KV_FORMAT, variant=VARIANT, num_splits=NUM_SPLITS,
                                               graph=GRAPH)
     return plan.run(data)
-'''
+''',
+    "hip": '''
+import base64 as _base64
+
+# gfx950 code object of VARIANT (clang {clang}, code object v5), {nbytes} bytes; NOT RUN ON ROCm by its authors
+_CODE_OBJECT = _base64.b64decode(
+    "{code_object}")
+_LAUNCHER = []
+
+
+def custom_kernel(data: input_t) -> output_t:
+    data = _normalize(data)
+    key = _shape_key(data)
+    plan = _PLANS.get(key)
+    if plan is None:
+        config = {{"variant": VARIANT}} if NUM_SPLITS is None else {{"variant": VARIANT, "num_splits": NUM_SPLITS}}
+        validate_request(data, "mxfp4", "bf16", config)
+        if not _LAUNCHER:  # HIP module API on the libamdhip64 torch loaded; raises off ROCm
+            _LAUNCHER.append(ModuleLauncher(_CODE_OBJECT, MLA_KERNELS, HipDriver()))
+        plan = _PLANS[key] = make_plan(data, get_variant(VARIANT), _LAUNCHER[0], NUM_SPLITS)
+    return plan.run(data)
+''',
+}
 
 
 def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | None = None,
@@ -133,11 +170,24 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
     """The submission file's text."""
     if backend not in INLINED:
         raise ValueError(f"submission export supports backends {sorted(INLINED)}, got {backend!r} (the aiter "
-                         f"backend is the leaderboard's own reference; the hip backend needs a ROCm machine "
-                         f"to have been tested on first)")
-    if kv_format not in KV_FORMATS:
-        raise ValueError(f"unknown kv_format {kv_format!r}; choose from {KV_FORMATS}")
-    variant = get_variant(variant or DEFAULT_VARIANT[kv_format]).name
+                         f"backend is the leaderboard's own reference)")
+    if kv_format not in BACKEND_FORMATS[backend]:
+        raise ValueError(f"unknown kv_format {kv_format!r} for backend {backend!r}; choose from "
+                         f"{BACKEND_FORMATS[backend]}")
+    extra = {}
+    if backend == "triton":
+        variant = get_variant(variant or DEFAULT_VARIANT[kv_format]).name
+    else:
+        from .kernels.hip import build as hip_build
+        from .kernels.hip.variants import DEFAULT_VARIANT as HIP_DEFAULT
+        from .kernels.hip.variants import get_variant as hip_variant
+
+        variant = hip_variant(variant or HIP_DEFAULT).name
+        clang = hip_build.find_clang()
+        co = hip_build.build_code_object(variant, clang).read_bytes()
+        text = base64.b64encode(co).decode()
+        extra = dict(code_object='"\n    "'.join(text[i:i + 96] for i in range(0, len(text), 96)),
+                     nbytes=len(co), clang=hip_build.clang_version(clang))
     if num_splits is not None and (not isinstance(num_splits, int) or not 1 <= num_splits <= 64):
         raise ValueError(f"num_splits must be an int in 1..64 or None, got {num_splits!r}")
     mods = INLINED[backend]
@@ -145,6 +195,8 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
     for name in mods:
         src, consts, defined = strip_module(name, mods)
         for n in defined:
+            if n.startswith("__"):
+                continue
             if n in owner:
                 raise ValueError(f"name {n!r} is defined by both {owner[n]} and {name}: inlining would shadow it")
             owner[n] = name
@@ -161,8 +213,9 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
             "from __future__ import annotations", "", "from task import input_t, output_t", "",
             "# constants the inlined modules import from mla.problem"]
     head += [f"{k} = {v!r}" for k, v in sorted(constants.items())]
-    return "\n".join(head) + "\n" + "".join(parts) + _ENTRY.format(kv_format=kv_format, variant=variant,
-                                                                   num_splits=num_splits)
+    entry = _ENTRY_COMMON.format(kv_format=kv_format, variant=variant, num_splits=num_splits)
+    entry += _ENTRY[backend].format(**extra) if extra else _ENTRY[backend]
+    return "\n".join(head) + "\n" + "".join(parts) + entry
 
 
 def write(path: str | Path, **kwargs) -> Path:
@@ -186,7 +239,7 @@ def register(sub) -> None:
     ap = sub.add_parser("submission", help="write a self-contained amd-mixed-mla leaderboard submission",
                         description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="triton", choices=sorted(INLINED))
-    ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS)
+    ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS, help="hip: mxfp4 only")
     ap.add_argument("--variant", default=None, help="kernel variant (default: the format's default)")
     ap.add_argument("--num-splits", type=int, default=None, help="fixed KV splits (default: the heuristic)")
     ap.add_argument("-o", "--output", default="submission.py")

@@ -23,6 +23,7 @@ import math
 
 import torch
 
+from ..kernels.hip.build import load_variant
 from ..kernels.hip.variants import DEFAULT_VARIANT, VARIANTS, get_variant
 from ..problem import MXFP4_NUM_BLOCKS, MXFP4_PACKED_DIM, NUM_HEADS, QK_HEAD_DIM, V_HEAD_DIM
 from .base import Backend, Plan
@@ -121,36 +122,39 @@ class HipBackend(Backend):
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         validate_request(data, kv_format, q_format, config)
-        from ..kernels.hip.build import load_variant
-
-        q, kv_data, qo_indptr, kv_indptr, cfg = data
         v = get_variant(config.get("variant") or DEFAULT_VARIANT)
-        batch = int(kv_indptr.numel()) - 1
-        ns = config.get("num_splits") or choose_num_splits(batch, int(cfg["kv_seq_len"]), v.bn)
-        total_q = q.shape[0]
-        dev = q.device
-        part_o = torch.empty((ns, total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.float32, device=dev)
-        part_lse = torch.empty((ns, total_q, NUM_HEADS), dtype=torch.float32, device=dev)
-        out = torch.empty((total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device=dev)
-        launcher = load_variant(v)
-        qk_scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)  # the kernel uses exp2
-        partial_grid, partial_block = (ns, batch), (v.threads,)
-        reduce_grid = (total_q * NUM_HEADS,)
+        return make_plan(data, v, load_variant(v), config.get("num_splits"))
 
-        def run(d):
-            q_, kvd, qo, kv = d[0], d[1], d[2], d[3]
-            packed, scales = kvd["mxfp4"]
-            nib = packed.view(torch.uint8).reshape(-1, MXFP4_PACKED_DIM)
-            sc = scales.view(torch.uint8)
-            launcher.launch("mla_mxfp4_partial", partial_grid, partial_block, q_, nib, sc, qo, kv, part_o, part_lse,
-                            total_q, ns, nib.stride(0), sc.stride(0), qk_scale_log2)
-            launcher.launch("mla_lse_reduce", reduce_grid, (128,), part_o, part_lse, out, total_q, ns)
-            return out
 
-        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run,
-                    outputs=[out, part_o, part_lse],
-                    config=dict(variant=v.name, num_splits=ns, block_n=v.bn, num_warps=v.nw, schedule=v.schedule))
+def make_plan(data, v, launcher, num_splits: int | None = None) -> Plan:
+    """Buffers, grids and the lean ``run`` for one shape, launching through ``launcher`` (a
+    :class:`~mla.kernels.hip.launcher.ModuleLauncher` over this variant's code object). Call
+    :func:`validate_request` first. Also what the exported leaderboard submission runs."""
+    q, kv_data, qo_indptr, kv_indptr, cfg = data
+    batch = int(kv_indptr.numel()) - 1
+    ns = num_splits or choose_num_splits(batch, int(cfg["kv_seq_len"]), v.bn)
+    total_q = q.shape[0]
+    dev = q.device
+    part_o = torch.empty((ns, total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.float32, device=dev)
+    part_lse = torch.empty((ns, total_q, NUM_HEADS), dtype=torch.float32, device=dev)
+    out = torch.empty((total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device=dev)
+    qk_scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)  # the kernel uses exp2
+    partial_grid, partial_block = (ns, batch), (v.threads,)
+    reduce_grid = (total_q * NUM_HEADS,)
+
+    def run(d):
+        q_, kvd, qo, kv = d[0], d[1], d[2], d[3]
+        packed, scales = kvd["mxfp4"]
+        nib = packed.view(torch.uint8).reshape(-1, MXFP4_PACKED_DIM)
+        sc = scales.view(torch.uint8)
+        launcher.launch("mla_mxfp4_partial", partial_grid, partial_block, q_, nib, sc, qo, kv, part_o, part_lse,
+                        total_q, ns, nib.stride(0), sc.stride(0), qk_scale_log2)
+        launcher.launch("mla_lse_reduce", reduce_grid, (128,), part_o, part_lse, out, total_q, ns)
+        return out
+
+    return Plan(backend="hip", kv_format="mxfp4", q_format="bf16", run=run, outputs=[out, part_o, part_lse],
+                config=dict(variant=v.name, num_splits=ns, block_n=v.bn, num_warps=v.nw, schedule=v.schedule))
 
 
 BACKEND = HipBackend()
-__all__ = ["BACKEND", "HipBackend", "VARIANTS", "choose_num_splits", "validate_request"]
+__all__ = ["BACKEND", "HipBackend", "VARIANTS", "choose_num_splits", "make_plan", "validate_request"]

@@ -17,7 +17,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .variants import Variant, get_variant
+from .launcher import MLA_KERNELS, HipDriver, ModuleLauncher
+from .variants import VARIANTS, Variant, get_variant
 
 KERNEL_DIR = Path(__file__).resolve().parent
 SOURCE = KERNEL_DIR / "mla_mxfp4_decode.hip"
@@ -161,8 +162,6 @@ def load_variant(variant: Variant | str, code_object: Path | str | None = None):
     """The variant's kernels loaded through the HIP module API (once per process): a
     :class:`~mla.kernels.hip.launcher.ModuleLauncher` over :data:`~mla.kernels.hip.launcher.MLA_KERNELS`.
     ``code_object`` (or $MLA_HIP_CODE_OBJECT_DIR/<variant>.co) skips the build."""
-    from .launcher import MLA_KERNELS, HipDriver, ModuleLauncher
-
     v = get_variant(variant) if isinstance(variant, str) else variant
     if v.name not in _LAUNCHERS:
         path = code_object
@@ -178,8 +177,6 @@ def load_variant(variant: Variant | str, code_object: Path | str | None = None):
 def _main(argv=None) -> int:
     """python -m mla.kernels.hip.build [--twin-ptx] [--variants ...] [-o DIR]: build code objects."""
     import argparse
-
-    from .variants import VARIANTS
 
     ap = argparse.ArgumentParser(prog="python -m mla.kernels.hip.build", description=_main.__doc__)
     ap.add_argument("--twin-ptx", action="store_true", help=f"rebuild {TWIN_PTX.relative_to(KERNEL_DIR.parent.parent.parent)}")
