@@ -48,8 +48,8 @@ def _rocm_rows(build: bool) -> list[dict]:
     rows = []
     hip = getattr(torch.version, "hip", None)
     if not hip:
-        rows.append(_row("ROCm torch", NA, f"torch {torch.__version__} is not a HIP build (pip install torch "
-                                           f"--index-url https://download.pytorch.org/whl/rocm6.4 on an AMD machine)"))
+        rows.append(_row("ROCm torch", NA, f"torch {torch.__version__} is not a HIP build (on an AMD machine: "
+                                           f"pytorch.org's ROCm wheels or a ROCm container)"))
     else:
         rows.append(_row("ROCm torch", OK, f"torch {torch.__version__}, HIP {hip}"))
     arch = None

@@ -232,3 +232,14 @@ def test_info_v1_rerun_from_source_matches_record():
     for tag in SUPPORTED:
         fresh = rec.record(repo, tag)
         assert fresh["info_v1"] == VERSIONS[tag]["info_v1"], tag
+
+
+def test_packaging_never_depends_on_the_unrelated_pypi_aiter():
+    import re
+    import tomllib
+
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    reqs = list(meta["dependencies"]) + [r for group in meta["optional-dependencies"].values() for r in group]
+    assert not [r for r in reqs if re.match(r"^(amd-)?aiter\b", r)], reqs
+    env = (Path(__file__).parents[1] / "environment.yml").read_text()
+    assert "github.com/ROCm/aiter" in env and not re.search(r"^\s*-\s*(amd-)?aiter\b", env, re.M)
