@@ -12,10 +12,14 @@ Modes (config ``mode``):
   persistent     (default) work schedule from get_mla_metadata_info_v1 / get_mla_metadata_v1, made in
                  plan, with ``num_kv_splits`` (default 32, as the problem's reference and both seeds)
   nonpersistent  one launch configuration from ``num_kv_splits`` (None: aiter's own heuristic)
-Paging: page size 1, kv_indices = arange(total_kv), ``kv_last_page_lens`` = 1 per sequence: AITER's
-metadata kernel computes a length as ``(pages - 1) * page_size + last_page_len``, so with one token
-per page the last page holds one token. (The problem's reference passes the full KV lengths; at
-q_seq_len 1 the decode kernels do not read the value for page size 1, so both give the same result.)
+Paging: page size 1, kv_indices = arange(total_kv), ``kv_last_page_lens`` = 1 per sequence. AITER's
+metadata kernel counts tokens as ``(pages - 1) * page_size + last_page_len``
+(csrc/kernels/mla/metadata/v1_2_device.cuh, kv_offset), so with one token per page the last page
+holds one token, as AITER's own tests pass it. The problem's reference passes the full KV lengths
+instead; that only enters kv_offset (the causal offset for q_seq_len > 1), and the decode kernels do
+not read the array at page size 1 (csrc/kernels/mla/hk/mi35x_v32_fwd_decode_m16x4_fp8_fp8.cuh: "pages
+== tokens"), so at q_seq_len 1 both should give the same result; for q_seq_len > 1 the lengths would enter that
+causal offset, ones follow AITER's formula (read from source, not run).
 
 Installing AMD's AITER (not the unrelated PyPI package ``aiter``; PyPI's ``amd-aiter`` 0.1.7 lacks
 ``page_size``): ``git clone --recursive https://github.com/ROCm/aiter && cd aiter &&
