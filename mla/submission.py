@@ -2,8 +2,8 @@
 leaderboard, so anyone with leaderboard access can time this repo's kernels on an MI355X.
 
 The runner has no ``mla`` package, so the file carries the kernels itself. It is generated, never
-hand-written: the real module sources (for ``triton``: ``variants.py``, ``kernels.py``,
-``launch.py``) are concatenated in dependency order with their relative imports removed, and the
+hand-written: the real module sources (for ``triton``: ``launch.py`` and every module it imports
+inside ``mla``) are concatenated in dependency order with their relative imports removed, and the
 names they imported from modules that are not inlined (``mla.problem``'s constants) are written as
 literals. Triton reads a kernel's source from its file, which is why the kernels are inlined as code
 rather than embedded as strings. ``tests/test_submission.py`` checks the result against the repo
@@ -28,17 +28,46 @@ from .kernels.triton.variants import DEFAULT_VARIANT, get_variant
 
 LEADERBOARD = "amd-mixed-mla"
 GPU = "MI355X"
-# backend -> modules inlined, in dependency order
-INLINED = {
-    "triton": ("mla.kernels.triton.variants", "mla.kernels.triton.kernels", "mla.kernels.triton.launch"),
+# backend -> the module whose imports (followed inside mla, CONSTANT_MODULES excepted) are inlined
+ROOTS = {
+    "triton": "mla.kernels.triton.launch",
     # the gfx950 code object travels base64-encoded (built here by clang); NOT RUN ON ROCm in this project
-    "hip": ("mla.backends.base", "mla.kernels.hip.variants", "mla.kernels.hip.launcher", "mla.kernels.hip.build",
-            "mla.backends.hip_backend"),
+    "hip": "mla.backends.hip_backend",
 }
 # modules whose imported names become literals in the header (plain constants only)
 CONSTANT_MODULES = {"mla.problem": P}
 KV_FORMATS = ("bf16", "fp8", "mxfp4")
 BACKEND_FORMATS = {"triton": KV_FORMATS, "hip": ("mxfp4",)}
+
+
+def _mla_imports(name: str) -> list[str]:
+    """The mla modules ``name`` imports at top level, in source order (relative imports resolved)."""
+    out = []
+    for node in ast.parse(module_path(name).read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            target = _resolve(name, node) if node.level else (node.module or "")
+            if target == "mla" or target.startswith("mla."):
+                out.append(target)
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("mla.")]
+    return out
+
+
+def inlined_modules(backend: str) -> tuple[str, ...]:
+    """Every module the backend's root needs, dependencies first (depth-first post-order)."""
+    order: list[str] = []
+
+    def visit(name: str, stack: tuple[str, ...]) -> None:
+        if name in order or name in CONSTANT_MODULES:
+            return
+        if name in stack:
+            raise ValueError(f"import cycle {' -> '.join(stack + (name,))}")
+        for dep in _mla_imports(name):
+            visit(dep, stack + (name,))
+        order.append(name)
+
+    visit(ROOTS[backend], ())
+    return tuple(order)
 
 
 def module_path(name: str) -> Path:
@@ -71,7 +100,7 @@ def strip_module(name: str, inlined: tuple[str, ...]) -> tuple[str, dict[str, ob
                 continue
             if target not in CONSTANT_MODULES:
                 raise ValueError(f"{name} imports {target}, which the submission neither inlines nor turns into "
-                                 f"constants; add it to mla.submission.INLINED or CONSTANT_MODULES")
+                                 f"constants (mla.submission.CONSTANT_MODULES)")
             for alias in node.names:
                 value = getattr(CONSTANT_MODULES[target], alias.name)
                 if ast.literal_eval(repr(value)) != value:
@@ -168,8 +197,8 @@ def custom_kernel(data: input_t) -> output_t:
 def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | None = None,
              num_splits: int | None = None) -> str:
     """The submission file's text."""
-    if backend not in INLINED:
-        raise ValueError(f"submission export supports backends {sorted(INLINED)}, got {backend!r} (the aiter "
+    if backend not in ROOTS:
+        raise ValueError(f"submission export supports backends {sorted(ROOTS)}, got {backend!r} (the aiter "
                          f"backend is the leaderboard's own reference)")
     if kv_format not in BACKEND_FORMATS[backend]:
         raise ValueError(f"unknown kv_format {kv_format!r} for backend {backend!r}; choose from "
@@ -190,7 +219,7 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
                      nbytes=len(co), clang=hip_build.clang_version(clang))
     if num_splits is not None and (not isinstance(num_splits, int) or not 1 <= num_splits <= 64):
         raise ValueError(f"num_splits must be an int in 1..64 or None, got {num_splits!r}")
-    mods = INLINED[backend]
+    mods = inlined_modules(backend)
     parts, constants, owner = [], {}, {}
     for name in mods:
         src, consts, defined = strip_module(name, mods)
@@ -238,7 +267,7 @@ def _cmd(args) -> int:
 def register(sub) -> None:
     ap = sub.add_parser("submission", help="write a self-contained amd-mixed-mla leaderboard submission",
                         description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="triton", choices=sorted(INLINED))
+    ap.add_argument("--backend", default="triton", choices=sorted(ROOTS))
     ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS, help="hip: mxfp4 only")
     ap.add_argument("--variant", default=None, help="kernel variant (default: the format's default)")
     ap.add_argument("--num-splits", type=int, default=None, help="fixed KV splits (default: the heuristic)")

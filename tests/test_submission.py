@@ -136,13 +136,13 @@ def test_export_is_the_repo_source_verbatim(backend):
     text = S.generate(backend=backend, kv_format="fp8" if backend == "triton" else "mxfp4")
     assert text.startswith("#!POPCORN leaderboard amd-mixed-mla\n#!POPCORN gpu MI355X\n")
     assert "from task import input_t, output_t" in text and "def custom_kernel(data: input_t) -> output_t:" in text
-    for name in S.INLINED[backend]:
+    for name in S.inlined_modules(backend):
         src = S.module_path(name).read_text()
         tree = ast.parse(src)
         imports = {i for n in tree.body if isinstance(n, ast.ImportFrom) and (n.level or n.module == "__future__")
                    for i in range(n.lineno, n.end_lineno + 1)}
         assert imports, name
-        stripped = S.strip_module(name, S.INLINED[backend])[0]
+        stripped = S.strip_module(name, S.inlined_modules(backend))[0]
         assert stripped in text, name
         old, new = src.splitlines(), stripped.splitlines()
         assert len(old) == len(new), name
@@ -201,3 +201,13 @@ def test_cli_writes_the_file(tmp_path):
     assert main(["submission", "--backend", "triton", "--kv-format", "mxfp4", "-o", str(out)]) == 0
     text = out.read_text()
     assert "KV_FORMAT = 'mxfp4'" in text and "#!POPCORN gpu MI355X" in text
+
+
+def test_inlined_modules_follow_the_imports():
+    tri = S.inlined_modules("triton")
+    assert tri[-1] == "mla.kernels.triton.launch" and "mla.kernels.triton.kernels" in tri
+    assert tri.index("mla.kernels.triton.variants") < tri.index("mla.kernels.triton.launch")
+    assert "mla.problem" not in tri  # its constants become literals
+    hip = S.inlined_modules("hip")
+    assert hip[-1] == "mla.backends.hip_backend"
+    assert hip.index("mla.kernels.hip.launcher") < hip.index("mla.kernels.hip.build")
