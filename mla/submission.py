@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
+import json
 import importlib.util
 import subprocess
 from pathlib import Path

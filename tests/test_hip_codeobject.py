@@ -84,6 +84,27 @@ def test_code_object_metadata_matches_the_launcher_table(code_objects, variant):
     assert kernels["mla_lse_reduce"][".max_flat_workgroup_size"] == 128
 
 
+def test_prebuilt_code_objects_are_current():
+    """The packaged code objects (what a ROCm machine loads without any compiler) were built from
+    today's sources; otherwise: python -m mla.kernels.hip.build --prebuilt."""
+    stale = [name for name in VARIANTS if B.prebuilt_code_object(name) is None]
+    assert not stale, f"stale or missing prebuilt code objects {stale}: python -m mla.kernels.hip.build --prebuilt"
+    assert B.code_object_for("b64w4_iglp").parent == B.PREBUILT_CO_DIR
+
+
+@needs_clang
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_prebuilt_code_object_metadata(variant):
+    md = metadata(B.prebuilt_code_object(variant))
+    assert md["amdhsa.target"] == "amdgcn-amd-amdhsa--gfx950" and md["amdhsa.version"] == [1, 2]
+    for k in md["amdhsa.kernels"]:
+        table = MLA_KERNELS[k[".name"]]
+        offsets, size = layout(table)
+        explicit = [a for a in k[".args"] if not a[".value_kind"].startswith("hidden_")]
+        assert [(a[".offset"], a[".size"]) for a in explicit] == [(o, a.size) for o, a in zip(offsets, table)]
+        assert k[".group_segment_fixed_size"] <= GFX950_LDS_BYTES and k[".private_segment_fixed_size"] == 0
+
+
 @needs_clang
 def test_build_cache_reuses_and_keys_on_defines(tmp_path):
     a = B.build_code_object("b64w4_plain", CLANG, tmp_path)

@@ -1,8 +1,8 @@
 """``hip``: the gfx950 (MI355X) HIP kernel family -- MXFP4 KV cache, Q quantised to MXFP4 in the
 kernel, scaled-FP4 MFMA for QK, fp8 MFMA with transposed LDS reads for PV, split-K + LSE reduce.
 
-Runs only on ROCm with a gfx950 GPU. ``plan`` builds the variant's code object with clang once
-(cached; ``mla/kernels/hip/build.py``) and loads it through the HIP module API on the
+Runs only on ROCm with a gfx950 GPU. ``plan`` takes the variant's packaged code object
+(``mla/kernels/hip/prebuilt/gfx950/``; after a source edit, a clang build, cached) and loads it through the HIP module API on the
 ``libamdhip64`` torch already loaded (``mla/kernels/hip/launcher.py``): no hipcc, no ROCm headers,
 no torch extension. This project has no MI355X: the code objects are built and their argument
 metadata checked here (CI), the launcher ran as its CUDA twin on an H200, but the gfx950 kernels

@@ -11,6 +11,7 @@ ROCm headers. The resulting ``.s`` carries the register/LDS/occupancy metadata t
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -111,14 +112,60 @@ def code_object_command(variant: Variant | str, out: Path, clang: str | None = N
             "-I", str(KERNEL_DIR), "-c", "-o", str(out), str(SOURCE)]
 
 
-def code_object_key(variant: Variant | str, clang: str) -> str:
-    """Cache key: sources, flags, variant defines and the compiler's version line."""
+def source_key(variant: Variant | str) -> str:
+    """What a code object is built from: the sources, flags and variant defines (not the compiler)."""
     v = get_variant(variant) if isinstance(variant, str) else variant
     h = hashlib.sha256()
     for src in SOURCES:
         h.update(src.read_bytes())
-    h.update(" ".join([*CODE_OBJECT_FLAGS, ARCH, *v.defines, clang_version(clang)]).encode())
+    h.update(" ".join([*CODE_OBJECT_FLAGS, ARCH, *v.defines]).encode())
     return h.hexdigest()[:16]
+
+
+def code_object_key(variant: Variant | str, clang: str) -> str:
+    """Cache key: :func:`source_key` and the compiler's version line."""
+    return hashlib.sha256(f"{source_key(variant)} {clang_version(clang)}".encode()).hexdigest()[:16]
+
+
+PREBUILT_CO_DIR = PREBUILT_DIR / ARCH
+PREBUILT_MANIFEST = PREBUILT_CO_DIR / "manifest.json"
+
+
+def prebuilt_code_object(variant: Variant | str) -> Path | None:
+    """The code object shipped in the package for this variant, if it was built from the current
+    sources (``manifest.json`` records each one's :func:`source_key`), else None."""
+    v = get_variant(variant) if isinstance(variant, str) else variant
+    try:
+        entry = json.loads(PREBUILT_MANIFEST.read_text())["variants"][v.name]
+    except (OSError, KeyError, ValueError):
+        return None
+    path = PREBUILT_CO_DIR / entry["file"]
+    return path if entry["source_key"] == source_key(v) and path.exists() else None
+
+
+def write_prebuilt(clang: str | None = None) -> Path:
+    """Build every variant into prebuilt/gfx950/ with a manifest (python -m mla.kernels.hip.build --prebuilt)."""
+    clang = clang or find_clang()
+    PREBUILT_CO_DIR.mkdir(parents=True, exist_ok=True)
+    entries = {}
+    for name in VARIANTS:
+        co = build_code_object(name, clang)
+        dst = PREBUILT_CO_DIR / f"{name}.co"
+        shutil.copyfile(co, dst)
+        entries[name] = {"file": dst.name, "source_key": source_key(name), "bytes": dst.stat().st_size}
+    PREBUILT_MANIFEST.write_text(json.dumps({"clang": clang_version(clang), "code_object_version": CODE_OBJECT_VERSION,
+                                             "target": ARCH, "variants": entries}, indent=1) + "\n")
+    return PREBUILT_MANIFEST
+
+
+def code_object_for(variant: Variant | str) -> Path:
+    """$MLA_HIP_CODE_OBJECT_DIR/<variant>.co, else the packaged prebuilt one (if current), else a
+    clang build (cached). The first two need no compiler at all."""
+    v = get_variant(variant) if isinstance(variant, str) else variant
+    pre = os.environ.get("MLA_HIP_CODE_OBJECT_DIR")
+    if pre and (Path(pre) / f"{v.name}.co").exists():
+        return Path(pre) / f"{v.name}.co"
+    return prebuilt_code_object(v) or build_code_object(v)
 
 
 def build_code_object(variant: Variant | str, clang: str | None = None, out_dir: Path | str | None = None) -> Path:
@@ -161,15 +208,10 @@ _LAUNCHERS: dict[str, object] = {}
 def load_variant(variant: Variant | str, code_object: Path | str | None = None):
     """The variant's kernels loaded through the HIP module API (once per process): a
     :class:`~mla.kernels.hip.launcher.ModuleLauncher` over :data:`~mla.kernels.hip.launcher.MLA_KERNELS`.
-    ``code_object`` (or $MLA_HIP_CODE_OBJECT_DIR/<variant>.co) skips the build."""
+    ``code_object`` overrides :func:`code_object_for`."""
     v = get_variant(variant) if isinstance(variant, str) else variant
     if v.name not in _LAUNCHERS:
-        path = code_object
-        pre = os.environ.get("MLA_HIP_CODE_OBJECT_DIR")
-        if path is None and pre and (Path(pre) / f"{v.name}.co").exists():
-            path = Path(pre) / f"{v.name}.co"
-        if path is None:
-            path = build_code_object(v)
+        path = code_object or code_object_for(v)
         _LAUNCHERS[v.name] = ModuleLauncher(Path(path).read_bytes(), MLA_KERNELS, HipDriver())
     return _LAUNCHERS[v.name]
 
@@ -179,12 +221,16 @@ def _main(argv=None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m mla.kernels.hip.build", description=_main.__doc__)
+    ap.add_argument("--prebuilt", action="store_true", help="rebuild prebuilt/gfx950/*.co and its manifest")
     ap.add_argument("--twin-ptx", action="store_true", help=f"rebuild {TWIN_PTX.relative_to(KERNEL_DIR.parent.parent.parent)}")
     ap.add_argument("--variants", nargs="*", default=None, help="gfx950 variants to build (default: all)")
     ap.add_argument("-o", "--out-dir", default=None, help="where to write <variant>.co (default: the cache)")
     args = ap.parse_args(argv)
     if args.twin_ptx:
         print(build_twin_ptx())
+        return 0
+    if args.prebuilt:
+        print(write_prebuilt())
         return 0
     for name in args.variants or list(VARIANTS):
         p = build_code_object(name)
