@@ -3,10 +3,11 @@
 One row per check: ``(check, status, detail)`` with status ``ok`` | ``missing`` | ``n/a`` (does not
 apply to this machine). On ROCm it walks the chain the AMD paths need, in order: a HIP build of
 torch -> a visible GPU -> gfx950 -> AMD AITER >= 0.1.11 with the parameters our calls pass -> a clang
-that targets gfx950 (+ lld) -> a code object that builds -> one that loads through hipModuleLoadData.
+that targets gfx950 (only if the packaged code objects are stale) -> a code object that loads
+through hipModuleLoadData.
 On CUDA it checks the launcher's twin (libcuda, the committed PTX loads). Everywhere: triton, the
 interpreter switch, the inline-PTX switch, and every backend's own availability reason.
-Nothing here times anything; ``--build`` also compiles a gfx950 code object on machines without a GPU.
+Nothing here times anything; ``--build`` also compiles a gfx950 code object with clang.
 """
 
 from __future__ import annotations
@@ -90,30 +91,37 @@ def _aiter_row(hip) -> dict:
 
 def _clang_rows(hip, arch, build: bool) -> list[dict]:
     from .kernels.hip import build as HB
+    from .kernels.hip.variants import VARIANTS
 
-    rows = []
+    on_gfx950 = bool(hip and arch and arch.startswith("gfx950"))
+    stale = [v for v in VARIANTS if HB.prebuilt_code_object(v) is None]
+    rows = [_row("prebuilt gfx950 code objects", MISSING if stale else OK,
+                 f"stale (sources changed): {stale}; rebuild: python -m mla.kernels.hip.build --prebuilt" if stale
+                 else f"{len(VARIANTS)} variants in {HB.PREBUILT_CO_DIR}, current: no compiler needed")]
     try:
         clang = HB.find_clang()
+        rows.append(_row("clang for gfx950", OK, f"{clang}: {HB.clang_version(clang)}"))
     except HB.ToolchainMissing as e:
-        return [_row("clang for gfx950", MISSING if hip else NA, str(e))]
-    rows.append(_row("clang for gfx950", OK, f"{clang}: {HB.clang_version(clang)}"))
-    if not (hip and arch and arch.startswith("gfx950")) and not build:
-        rows.append(_row("gfx950 code object", NA, "not on gfx950 (python -m mla doctor --build compiles one anyway)"))
+        clang = None
+        rows.append(_row("clang for gfx950", MISSING if (stale and on_gfx950) else NA,
+                         f"{e}" + ("" if stale else " (not needed while the prebuilt code objects are current)")))
+    if build and clang:
+        try:
+            co = HB.build_code_object("b64w4_iglp", clang)
+            rows.append(_row("gfx950 code object build", OK, f"{co} ({co.stat().st_size} bytes)"))
+        except Exception as e:  # noqa: BLE001
+            rows.append(_row("gfx950 code object build", MISSING, f"{type(e).__name__}: {e}"[:500]))
+    if not on_gfx950:
+        rows.append(_row("code object loads (hipModuleLoadData)", NA, "not on a gfx950 GPU"))
         return rows
     try:
-        co = HB.build_code_object("b64w4_iglp", clang)
-        rows.append(_row("gfx950 code object", OK, f"{co} ({co.stat().st_size} bytes)"))
-    except Exception as e:  # noqa: BLE001
-        rows.append(_row("gfx950 code object", MISSING, f"{type(e).__name__}: {e}"[:500]))
-        return rows
-    if hip and arch and arch.startswith("gfx950"):
-        try:
-            from .kernels.hip.launcher import MLA_KERNELS, HipDriver, ModuleLauncher
+        from .kernels.hip.launcher import MLA_KERNELS, HipDriver, ModuleLauncher
 
-            ModuleLauncher(co.read_bytes(), MLA_KERNELS, HipDriver())
-            rows.append(_row("code object loads (hipModuleLoadData)", OK, "both kernels found"))
-        except Exception as e:  # noqa: BLE001
-            rows.append(_row("code object loads (hipModuleLoadData)", MISSING, f"{type(e).__name__}: {e}"))
+        co = HB.code_object_for("b64w4_iglp")
+        ModuleLauncher(co.read_bytes(), MLA_KERNELS, HipDriver())
+        rows.append(_row("code object loads (hipModuleLoadData)", OK, f"{co.name}: both kernels found"))
+    except Exception as e:  # noqa: BLE001
+        rows.append(_row("code object loads (hipModuleLoadData)", MISSING, f"{type(e).__name__}: {e}"))
     return rows
 
 

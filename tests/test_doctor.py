@@ -49,11 +49,21 @@ def test_rocm_wrong_arch_is_named(monkeypatch):
     assert rows["gfx950 (MI355X)"]["status"] == "missing" and "found gfx942" in rows["gfx950 (MI355X)"]["detail"]
 
 
-def test_missing_clang_is_named(monkeypatch):
+def _no_clang(monkeypatch):
     monkeypatch.setattr(HB, "find_clang", lambda: (_ for _ in ()).throw(HB.ToolchainMissing("no clang >= 19 on PATH")))
-    monkeypatch.setattr(torch.version, "hip", "6.4.0", raising=False)
+
+
+def test_missing_clang_matters_only_when_the_prebuilt_objects_are_stale(monkeypatch):
+    _no_clang(monkeypatch)
+    rows = _by_check(doctor._clang_rows(None, None, build=False))
+    assert rows["prebuilt gfx950 code objects"]["status"] == "ok"
+    assert rows["clang for gfx950"]["status"] == "n/a" and "not needed" in rows["clang for gfx950"]["detail"]
+    monkeypatch.setattr(HB, "prebuilt_code_object", lambda v: None)  # as after a kernel edit
     rows = _by_check(doctor._clang_rows("6.4.0", "gfx950", build=False))
-    assert rows["clang for gfx950"] == {"check": "clang for gfx950", "status": "missing", "detail": "no clang >= 19 on PATH"}
+    assert rows["prebuilt gfx950 code objects"]["status"] == "missing"
+    assert "--prebuilt" in rows["prebuilt gfx950 code objects"]["detail"]
+    assert rows["clang for gfx950"]["status"] == "missing" and rows["clang for gfx950"]["detail"].startswith(
+        "no clang >= 19 on PATH")
 
 
 def test_build_flag_compiles_a_code_object():
@@ -62,9 +72,9 @@ def test_build_flag_compiles_a_code_object():
     except HB.ToolchainMissing:
         pytest.skip("no clang here")
     rows = _by_check(doctor._clang_rows(None, None, build=True))
-    assert rows["gfx950 code object"]["status"] in ("ok", "missing")
-    if rows["gfx950 code object"]["status"] == "missing":
-        assert "lld" in rows["gfx950 code object"]["detail"]
+    assert rows["gfx950 code object build"]["status"] in ("ok", "missing")
+    if rows["gfx950 code object build"]["status"] == "missing":
+        assert "lld" in rows["gfx950 code object build"]["detail"]
 
 
 def test_cli_json(capsys):
