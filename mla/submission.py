@@ -121,8 +121,11 @@ def strip_module(name: str, inlined: tuple[str, ...]) -> tuple[str, dict[str, ob
 def _git_commit() -> str:
     try:
         root = Path(__file__).resolve().parents[1]
-        return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+uncommitted-changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
