@@ -5,6 +5,7 @@ the committed PTX of the CUDA twin is what clang builds from its source, and the
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -103,6 +104,16 @@ def test_prebuilt_code_object_metadata(variant):
         explicit = [a for a in k[".args"] if not a[".value_kind"].startswith("hidden_")]
         assert [(a[".offset"], a[".size"]) for a in explicit] == [(o, a.size) for o, a in zip(offsets, table)]
         assert k[".group_segment_fixed_size"] <= GFX950_LDS_BYTES and k[".private_segment_fixed_size"] == 0
+
+
+@needs_clang
+def test_prebuilt_code_objects_are_what_this_clang_builds(tmp_path):
+    """Builds are deterministic: with the manifest's compiler, a fresh build is the shipped file."""
+    manifest = json.loads(B.PREBUILT_MANIFEST.read_text())
+    if manifest["clang"] != B.clang_version(CLANG):
+        pytest.skip(f"prebuilt with {manifest['clang']!r}, this is {B.clang_version(CLANG)!r}")
+    for name in ("b64w4_iglp", "b128w4_pf"):
+        assert B.build_code_object(name, CLANG, tmp_path).read_bytes() == B.prebuilt_code_object(name).read_bytes()
 
 
 @needs_clang

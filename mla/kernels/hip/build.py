@@ -90,7 +90,8 @@ def compile_offline(variant: Variant | str, out_dir: Path | str, clang: str | No
 CODE_OBJECT_VERSION = 5
 CODE_OBJECT_FLAGS = ("-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17",
                      "-DMLA_OFFLINE_COMPAT", "--no-gpu-bundle-output",
-                     f"-mcode-object-version={CODE_OBJECT_VERSION}")
+                     f"-mcode-object-version={CODE_OBJECT_VERSION}",
+                     "-fuse-cuid=none")  # no per-build __hip_cuid_<hash> symbol: byte-identical rebuilds
 SOURCES = (SOURCE, KERNEL_DIR / "mla_compat.h")
 TWIN_SOURCE = KERNEL_DIR / "twin_affine.cu"
 TWIN_ARCH = "sm_90"
