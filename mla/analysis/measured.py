@@ -356,9 +356,12 @@ def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, f
 
 # --- split-K helpers ---------------------------------------------------------------------------
 def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132) -> int | None:
-    """The num_splits the Triton backend's heuristic picks for this case (H200: 132 SMs)."""
+    """The num_splits the Triton plan resolves for this case (H200: 132 SMs): the backend's own
+    ``choose_num_splits`` with the variant's minimum split length (shorter for tile-reduce
+    variants) and its head grouping for this format, as ``TritonDecodePlan`` calls it."""
     try:
-        from ..kernels.triton.launch import choose_num_splits, heads_per_program
+        from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
+                                             heads_per_program)
         from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
     except Exception:  # triton missing: no heuristic to show
         return None
@@ -366,8 +369,9 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
 
     c = case_from_name(case_name)
     v = get_variant(variant or DEFAULT_VARIANT[kv_format])
-    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
-    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
+    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, kv_format)
+    min_tokens = MIN_SPLIT_TOKENS_TILE_REDUCE if v.tile_reduce else MIN_SPLIT_TOKENS
+    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
 
 
 def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132, num_cus: int = 256) -> pd.DataFrame | None:
@@ -383,7 +387,7 @@ def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 1
     for c in cases:
         for f in kv_formats:
             v = get_variant(DEFAULT_VARIANT[f])
-            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
+            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, f)
             s = heuristic_splits(c.name, v.name, f, num_sms)
             ctas = c.batch_size * groups * s
             rows.append(dict(case=c.name, kv_format=f, variant=v.name, block_n=v.block_n, head_groups=groups,
