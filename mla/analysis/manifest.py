@@ -168,3 +168,37 @@ def read_bandwidth(df: pd.DataFrame | None, man: Manifest | None = None, device:
         rid = lb.run_id.iloc[0] if len(lb) else None
     sel = df[df.run_id == rid] if rid is not None else df
     return (float(sel["read_gbs"].median()), rid or "median of the rows") if len(sel) else None
+
+
+ABLATION_COUNTS = ("sass_mma", "sass_wgmma", "registers", "warp_instr_per_token", "smem_bytes_per_token")
+
+
+def ablation_chain(df: pd.DataFrame | None, static: pd.DataFrame | None, man: Manifest | None = None,
+                   case: str = "bs256-kv8192-q1-h16", mode: str = "kernel") -> pd.DataFrame | None:
+    """The manifest's ``[[ablation]]`` steps as rows: step, kv_format, variant, what changed (the
+    entry's ``changed`` or the variant's own line), its sm90 SASS counts (the columns of
+    ABLATION_COUNTS that data/static/sm90 has) and its measured ``mode`` time at ``case`` (each
+    variant at its heuristic split; NaN where no manifest run measured it)."""
+    man = man if man is not None else load()
+    if man is None or man.ablation.empty:
+        return None
+    try:
+        from ..kernels.triton.variants import VARIANTS
+    except Exception:  # triton missing: no registry text
+        VARIANTS = {}
+    out = []
+    for f, steps in man.ablation.groupby("kv_format", sort=False):
+        t = measured.variant_sweep(df, f, mode) if df is not None else None
+        for k, s in enumerate(steps.itertuples(), 1):
+            v = s.variant
+            changed = getattr(s, "changed", None)
+            if not isinstance(changed, str):
+                changed = VARIANTS[v].what_changed if v in VARIANTS else ""
+            rec = dict(step=k, kv_format=f, variant=v, changed=changed, case=case,
+                       kernel_us=float(t.loc[case, v]) if t is not None and case in t.index and v in t.columns else float("nan"))
+            hit = None if static is None else static[(static.variant == v) & (static.kv_format == f)
+                                                      & ~static.kernel.astype(str).str.contains("reduce")]
+            for c in ABLATION_COUNTS:
+                rec[c] = float(hit[c].iloc[0]) if hit is not None and c in hit and len(hit) and pd.notna(hit[c].iloc[0]) else float("nan")
+            out.append(rec)
+    return pd.DataFrame(out)
