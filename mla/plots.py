@@ -343,7 +343,7 @@ def splitk_merge_figure(demo: dict, kv_len: int):
     a1.set_ylim(0, 1)
     a1.set_title(f"merge weights: far from the token shares; |merged - reference| = {demo['max_abs_diff']:.0e}", fontsize=9.5)
     legend_outside(a1)
-    fig.suptitle("Split-K + LSE merge on a skewed softmax (one chunk holds the keys the queries look for)")
+    fig.suptitle("Split-K + LSE merge on a skewed softmax (chunk 3 holds 20 keys the queries look for)")
     return fig
 
 
@@ -418,3 +418,44 @@ def ablation_chain_figure(chain):
     ax.set_xlim(0, float(t.max()) * 1.6 if t.notna().any() else 1)
     ax.grid(axis="y", visible=False)
     return fig
+
+
+def annotated_grid(ax, values, xlabels, ylabels, title: str, cbar_label: str, log: bool = True, fmt: str = "{:.2g}"):
+    """A small matrix (e.g. KV format x Q format) as a colored grid with each value written in its
+    cell and a colorbar; log color scale where the values span decades."""
+    import numpy as np
+    from matplotlib.colors import LogNorm, Normalize
+
+    v = np.asarray(values, dtype=float)
+    pos = v[v > 0]
+    norm = LogNorm(vmin=pos.min(), vmax=pos.max()) if log and len(pos) else Normalize(vmin=0, vmax=np.nanmax(v))
+    im = ax.imshow(v, cmap="viridis", norm=norm)
+    mid = np.sqrt(pos.min() * pos.max()) if log and len(pos) else np.nanmax(v) / 2
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            ax.text(j, i, fmt.format(v[i, j]), ha="center", va="center", fontsize=9, color="w" if v[i, j] < mid else "k")
+    ax.set_xticks(range(v.shape[1]), xlabels)
+    ax.set_yticks(range(v.shape[0]), ylabels)
+    ax.set_title(title, fontsize=9)
+    ax.grid(False)
+    ax.figure.colorbar(im, ax=ax, label=cbar_label + (" (log)" if log else ""), fraction=0.046, pad=0.04)
+    return im
+
+
+FORMAT_MARKERS = {"bf16": "o", "fp8": "s", "mxfp4": "D"}
+
+
+def roofline_points(ax, frame, time_col: str, what: str, spread: float = 0.035, **kw) -> None:
+    """Measured points on a roofline: x = FLOPs / compulsory bytes, y = FLOPs / time, one marker
+    per KV format, color per backend, each point labelled with its shape. All shapes of a format
+    share (nearly) one intensity, so points of one (backend, format) are spread by ``spread`` in
+    log x, in shape order, to keep the labels apart (the footer should say so)."""
+    import numpy as np
+
+    for (b, f), g in frame.groupby(["backend", "kv_format"], sort=False):
+        g = g.dropna(subset=[time_col])
+        k = np.arange(len(g)) - (len(g) - 1) / 2
+        x = g.flops / g.io_bytes * (1 + spread) ** k
+        y = g.flops / (g[time_col] * 1e-6) / 1e12
+        labelled_points(ax, x, y, [shape_label(c) for c in g.case], marker=FORMAT_MARKERS.get(f, "o"), color=color(b),
+                        s=26, label=f"{b} {f} ({what})", zorder=3, **kw)

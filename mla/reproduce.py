@@ -1,7 +1,7 @@
 """Execute the notebooks in order (nbclient), in place, with a parameter cell override.
 
 Each notebook has a cell tagged ``parameters`` (papermill style) that sets ``MODE = "replay"``;
-we inject ``MODE = <mode>`` right after it. A failing cell fails the whole run.
+``run_notebook`` sets that cell to ``MODE = <mode>``. A failing cell fails the whole run.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
     idx = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if idx is None:
         raise ValueError(f"{path.name} has no cell tagged 'parameters'")
-    injected = nbformat.v4.new_code_cell(f'MODE = "{mode}"  # injected by mla.reproduce')
-    injected.metadata["tags"] = ["injected-parameters"]
+    # one MODE cell: the parameters cell itself is set (older runs left an injected copy: dropped)
+    nb.cells[idx].source = f'MODE = "{mode}"  # "replay": plot committed data/ (CPU); "live": re-measure through mla first (GPU)'
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
-    nb.cells.insert(idx + 1, injected)
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     nbformat.write(nb, path)

@@ -553,6 +553,7 @@ def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None
     def rec(entry, b, f, case, r):
         return dict(entry=entry, backend=b, kv_format=f, case=case, time_us=r[f"{mode}_median_us"],
                     cold_us=r["cold_median_us"], warm_us=r["warm_median_us"], kernel_us=r["kernel_median_us"],
+                    pct_read_bw=r.get(f"{mode}_pct_read_bw", float("nan")),
                     host_floor_us=r.get("host_floor_us", float("nan")), read_gbs=r.get("read_gbs", float("nan")),
                     run_id=r.get("run_id"), variant=r["variant"], config=r["config"],
                     plan_config=r.get("plan_config"), command=r.get("command"), source_csv=r.get("source_csv"))

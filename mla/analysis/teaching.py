@@ -118,7 +118,7 @@ def absorption_check(num_heads: int = 4, kv_len: int = 50, seed: int = 0) -> dic
 
 
 # --- split-K with a skewed softmax ------------------------------------------------------------------
-def skewed_input(kv_len: int = 1000, focus: tuple[int, int] = (760, 780), strength: float = 0.35, seed: int = 1):
+def skewed_input(kv_len: int = 1000, focus: tuple[int, int] = (760, 780), strength: float = 0.16, seed: int = 1):
     """One batch element whose keys in ``focus`` point along the heads' mean query: the softmax mass
     piles up there, so the LSE merge weights are far from the chunks' share of tokens."""
     import mla
