@@ -459,3 +459,31 @@ def roofline_points(ax, frame, time_col: str, what: str, spread: float = 0.035, 
         y = g.flops / (g[time_col] * 1e-6) / 1e12
         labelled_points(ax, x, y, [shape_label(c) for c in g.case], marker=FORMAT_MARKERS.get(f, "o"), color=color(b),
                         s=26, label=f"{b} {f} ({what})", zorder=3, **kw)
+
+
+def resource_bars(frame, cols, *, label: str = "variant", top: int | None = None, sort_by: str | None = None,
+                  limits: dict | None = None, color_col: str | None = None, keep=()):
+    """One horizontal-bar panel per static resource column (rows = variants), sharing the row
+    order (by ``sort_by``, smallest first; the ``top`` first rows plus any ``keep`` labels), each
+    bar labelled with its value; ``limits`` {col: [(value, text), ...]} draws hardware limits."""
+    import numpy as np
+
+    f = frame.sort_values(sort_by or cols[0], kind="stable")
+    if top:
+        f = f[(np.arange(len(f)) < top) | f[label].isin(list(keep))]
+    fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols) + 2.5, 0.3 * len(f) + 1.8), sharey=True, squeeze=False)
+    y = np.arange(len(f))
+    for ax, c in zip(axes[0], cols):
+        colors = [color(v) for v in f[color_col]] if color_col else color("triton")
+        ax.barh(y, f[c].astype(float), color=colors)
+        for i, v in enumerate(f[c]):
+            ax.text(v, i, f" {v:.0f}", va="center", fontsize=7)
+        for value, text in (limits or {}).get(c, []):
+            ax.axvline(value, color="#B00020", lw=1, ls="--")
+            ax.text(value, -0.7, text, color="#B00020", fontsize=7, ha="right", va="bottom")
+        ax.set_xlabel(c)
+        ax.grid(axis="y", visible=False)
+    axes[0][0].set_yticks(y, [str(v) + (f"  [{k}]" if color_col else "") for v, k in
+                              zip(f[label], f[color_col] if color_col else [""] * len(f))], fontsize=7.5)
+    axes[0][0].invert_yaxis()
+    return fig, f
