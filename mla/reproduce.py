@@ -6,6 +6,7 @@ Each notebook has a cell tagged ``parameters`` (papermill style) that sets ``MOD
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 import time
@@ -38,6 +39,8 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
 
 def run_notebooks(mode: str = "replay", only: str | None = None, timeout: int = 1200) -> int:
     paths = notebook_paths(only)
+    if mode == "live":  # one measurement per command across the notebooks of this run (measured.run_live)
+        os.environ.setdefault("MLA_LIVE_SESSION", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if not paths:
         print(f"no notebooks matched in {NOTEBOOKS}", file=sys.stderr)
         return 1

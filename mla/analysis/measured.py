@@ -243,7 +243,13 @@ def run_live(command: str | list[str], data_dir: Path | str | None = None) -> li
     from ..bench import provenance as prov
 
     files = []
+    session = os.environ.get("MLA_LIVE_SESSION")  # set by `mla reproduce --mode live`: notebooks share runs
     for cmd in ([command] if isinstance(command, str) else list(command)):
+        done = _live_index(session, data_dir).get(cmd) if session else None
+        if done and Path(done).exists():
+            print(f"[mla] live session {session}: reusing {_rel(Path(done))} for {short_command(cmd)}")
+            files.append(Path(done))
+            continue
         args = shlex.split(cmd)
         if args[:1] == ["python3"]:
             args[0] = "python"
@@ -260,7 +266,20 @@ def run_live(command: str | list[str], data_dir: Path | str | None = None) -> li
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, *args[1:], "--out", str(out)], cwd=ROOT, check=True)
         files.append(out)
+        if session:
+            _live_index(session, data_dir, add={cmd: str(out)})
     return files
+
+
+def _live_index(session: str, data_dir=None, add: dict | None = None) -> dict:
+    """{command: csv} of one live session (a JSON file beside the measured CSVs; not a result CSV)."""
+    path = Path(data_dir or DATA) / "measured" / f".live-{session}.json"
+    idx = json.loads(path.read_text()) if path.exists() else {}
+    if add:
+        idx.update(add)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(idx, indent=1))
+    return idx
 
 
 # --- published and static tables ---------------------------------------------------------------
@@ -435,6 +454,8 @@ def default_rows(df: pd.DataFrame | None, backend: str = "triton", kv_format: st
     m = _default_config(rows)
     if variant is not None:
         m &= rows["variant"] == variant
+    if "purpose" in rows and (m & (rows["purpose"] == "leaderboard")).any():
+        m &= rows["purpose"] == "leaderboard"  # the manifest's leaderboard runs, not a later sweep of the same config
     rows = rows[m]
     if rows.empty:
         return None
@@ -578,6 +599,8 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
     if rows is None:
         return None
     rows = rows[_default_config(rows)].dropna(subset=["cold_median_us", "kernel_median_us"])
+    if "purpose" in rows and (rows["purpose"] == "leaderboard").any():
+        rows = rows[rows["purpose"] == "leaderboard"]  # the manifest's leaderboard runs
     if rows.empty:
         return None
     rows = latest(rows, ["backend", "kv_format", "case"])
@@ -621,3 +644,25 @@ def variant_order(names) -> list:
         m = re.match(r"v(\d+)_", str(n))
         return (0, int(m.group(1)), "") if m else (1, 0, str(n))
     return sorted(names, key=key)
+
+
+def speedups(df: pd.DataFrame | None, backend: str = "triton", ref: str = "flashinfer", modes=("kernel", "cold")) -> pd.DataFrame | None:
+    """time(ref) / time(backend) per case, KV format and mode for the default-config rows (the
+    manifest's leaderboard runs where tagged). A format ``ref`` lacks (MXFP4 for FlashInfer) is
+    compared with ref's fp8. Columns: case, kv_format, mode, pair, speedup."""
+    out = []
+    for m in modes:
+        a = default_rows(df, backend)
+        rows = ok_rows(df, backend=ref, q_format="bf16")
+        if a is None or rows is None:
+            return None
+        b = rows[_default_config(rows)]
+        if "purpose" in b and (b["purpose"] == "leaderboard").any():
+            b = b[b["purpose"] == "leaderboard"]
+        bt = latest(b, ["kv_format", "case"]).set_index(["kv_format", "case"])[f"{m}_median_us"]
+        for _, r in a.iterrows():
+            rf = r["kv_format"] if r["kv_format"] in set(b["kv_format"]) else "fp8"
+            if (rf, r["case"]) in bt.index and r[f"{m}_median_us"] == r[f"{m}_median_us"]:
+                out.append(dict(case=r["case"], kv_format=r["kv_format"], mode=m, pair=f"{backend} {r['kv_format']} vs {ref} {rf}",
+                                speedup=bt[(rf, r["case"])] / r[f"{m}_median_us"]))
+    return pd.DataFrame(out) if out else None
