@@ -133,3 +133,15 @@ def test_split_table_agrees_with_the_plans_recorded_num_splits(rows):
         assert measured.heuristic_splits(r.case, r.variant, r.kv_format) == used, (r.case, r.kv_format, r.variant)
     occ = measured.occupancy_table([measured.P.case_from_name("bs4-kv1024-q1-h16")])
     assert set(occ.heuristic_splits) == {32}  # tile-reduce defaults: 32-token minimum split
+
+
+def test_notebook_05_geomeans_equal_readme(rows):
+    """What notebook 05 prints (measured.shootout -> geomeans on the manifest's rows) is README's table."""
+    gm = measured.geomeans(measured.shootout(rows, "cold"))
+    readme = _readme_geomeans()
+    for (b, f), v in readme.items():
+        entry = f"{b} {f}" + (" (default)" if b == "triton" else "")
+        if v is None:
+            assert entry not in gm.index or not gm.loc[entry, "complete"]
+        else:
+            assert gm.loc[entry, "complete"] and round(gm.loc[entry, "geomean_us"]) == v, (entry, gm.loc[entry, "geomean_us"], v)

@@ -219,10 +219,11 @@ RUN_KEY = ["backend", "kv_format", "q_format", "variant", "config", "case"]
 
 
 def latest_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each (backend, kv_format, q_format, variant, config, case), whatever its
-    status: a re-run replaces an older measurement of the same thing (a newer failure hides an
-    older pass: the current code's verdict counts)."""
-    return latest(df, [k for k in RUN_KEY if k in df])
+    """The newest row of each (backend, kv_format, q_format, variant, config, case) - and manifest
+    ``purpose`` where rows are tagged, so a later sweep of the default config does not replace the
+    leaderboard run README quotes - whatever its status: a re-run replaces an older measurement of
+    the same thing (a newer failure hides an older pass: the current code's verdict counts)."""
+    return latest(df, [k for k in RUN_KEY + ["purpose"] if k in df])  # a manifest purpose keeps its own rows
 
 
 def latest(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
