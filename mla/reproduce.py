@@ -28,11 +28,15 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
     idx = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if idx is None:
         raise ValueError(f"{path.name} has no cell tagged 'parameters'")
-    # one MODE cell: the parameters cell itself is set (older runs left an injected copy: dropped)
-    nb.cells[idx].source = f'MODE = "{mode}"  # "replay": plot committed data/ (CPU); "live": re-measure through mla first (GPU)'
+    # one MODE cell: the parameters cell itself is set (older runs left an injected copy: dropped);
+    # the saved copy keeps the replay default and says which mode produced its outputs
+    doc = '  # "replay": plot committed data/ (CPU); "live": re-measure through mla first (GPU)'
+    nb.cells[idx].source = f'MODE = "{mode}"' + doc
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    if mode != "replay":
+        nb.cells[idx].source = 'MODE = "replay"' + doc + f'\n# the outputs below were made with MODE = "{mode}" (mla.reproduce)'
     nbformat.write(nb, path)
     return time.perf_counter() - t0
 

@@ -250,3 +250,20 @@ def make_fixture_tree(root: Path) -> None:
     anchors = root / "anchors"
     anchors.mkdir(parents=True)
     shutil.copy(ROOT / "data" / "anchors" / "h200-2026-11-30.jsonl", anchors / "h200-2026-11-30.jsonl")
+
+
+def test_run_notebook_sets_the_one_mode_cell_and_saves_the_replay_default(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('MODE = "replay"')
+    params.metadata["tags"] = ["parameters"]
+    old = nbformat.v4.new_code_cell('MODE = "replay"  # injected by an older mla.reproduce')
+    old.metadata["tags"] = ["injected-parameters"]
+    nb.cells = [params, old, nbformat.v4.new_code_cell("print('mode is', MODE)")]
+    path = tmp_path / "99_tiny.ipynb"
+    nbformat.write(nb, path)
+    reproduce.run_notebook(path, mode="live", timeout=60)
+    out = nbformat.read(path, as_version=4)
+    assert len(out.cells) == 2 and "mode is live" in out.cells[1].outputs[0]["text"]
+    assert out.cells[0].source.startswith('MODE = "replay"') and 'made with MODE = "live"' in out.cells[0].source
