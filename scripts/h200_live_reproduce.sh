@@ -5,7 +5,7 @@
 # Live mode re-measures what the notebooks plot (each campaign command once: MLA_LIVE_SESSION), then
 # executes every notebook on those rows. Brings back 4 files under $OUT:
 #   reproduce-live.log, live-csv.tar.gz (data/measured/h200/*-live.csv), notebooks-executed.tar.gz,
-#   figures.tar.gz
+#   figures.tar.gz.  ONLY=05 bash scripts/h200_live_reproduce.sh runs only the matching notebook(s).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/mla-out}
@@ -16,11 +16,12 @@ if [ -f .carry/flashinfer_slim.tar.xz ]; then  # FlashInfer, offline (same prefi
     && export PYTHONPATH=/tmp/site:${PYTHONPATH:-} FLASHINFER_WORKSPACE_BASE=/tmp/fiws
 fi
 stamp=$(mktemp)
-if command -v make >/dev/null; then
+# ONLY=05 (a notebook-name filter) runs a part: the python path below with --only
+if [ -z "${ONLY:-}" ] && command -v make >/dev/null; then
   make reproduce MODE=live 2>&1 | tee "$OUT/reproduce-live.log"; rc=${PIPESTATUS[0]}
 else  # the same as the Makefile's offline branch
   { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/mla-site .whl/*.whl \
-    && PYTHONPATH="$PWD:/tmp/mla-site${PYTHONPATH:+:$PYTHONPATH}" python3 -m mla reproduce --mode live; } 2>&1 \
+    && PYTHONPATH="$PWD:/tmp/mla-site${PYTHONPATH:+:$PYTHONPATH}" python3 -m mla reproduce --mode live ${ONLY:+--only "$ONLY"}; } 2>&1 \
     | tee "$OUT/reproduce-live.log"; rc=${PIPESTATUS[0]}
 fi
 find data/measured -name '*-live.csv' -newer "$stamp" -print0 | tar czf "$OUT/live-csv.tar.gz" --null -T -
