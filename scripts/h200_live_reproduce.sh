@@ -4,7 +4,8 @@
 # rows, `.carry` (bash ../shared/tools/flashinfer_carry.sh .carry) carried along; $OUT set.
 # Live mode re-measures what the notebooks plot (each campaign command once: MLA_LIVE_SESSION), then
 # executes every notebook on those rows. Brings back 4 files under $OUT:
-#   reproduce-live.log, live-csv.tar.gz (data/measured/h200/*-live.csv), notebooks-executed.tar.gz,
+#   reproduce-live.log, live-csv.tar.gz (data/measured/h200/*-live.csv and notebook 01's
+#   data/accuracy/quant_accuracy.csv, recomputed on the GPU), notebooks-executed.tar.gz,
 #   figures.tar.gz.  ONLY=05 bash scripts/h200_live_reproduce.sh runs only the matching notebook(s).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -24,7 +25,7 @@ else  # the same as the Makefile's offline branch
     && PYTHONPATH="$PWD:/tmp/mla-site${PYTHONPATH:+:$PYTHONPATH}" python3 -m mla reproduce --mode live ${ONLY:+--only "$ONLY"}; } 2>&1 \
     | tee "$OUT/reproduce-live.log"; rc=${PIPESTATUS[0]}
 fi
-find data/measured -name '*-live.csv' -newer "$stamp" -print0 | tar czf "$OUT/live-csv.tar.gz" --null -T -
+find data/measured data/accuracy -name '*.csv' -newer "$stamp" -print0 | tar czf "$OUT/live-csv.tar.gz" --null -T -
 tar czf "$OUT/notebooks-executed.tar.gz" notebooks/*.ipynb
 tar czf "$OUT/figures.tar.gz" figures
 echo "[h200_live_reproduce] rc=$rc; $(tar tzf "$OUT/live-csv.tar.gz" | wc -l) live CSVs"
