@@ -145,3 +145,24 @@ def test_notebook_05_geomeans_equal_readme(rows):
             assert entry not in gm.index or not gm.loc[entry, "complete"]
         else:
             assert gm.loc[entry, "complete"] and round(gm.loc[entry, "geomean_us"]) == v, (entry, gm.loc[entry, "geomean_us"], v)
+
+
+def test_readme_prose_numbers_equal_the_manifest_rows(rows):
+    """The other measured numbers of README's Results: best-format geomean, host floor range, the
+    Triton graph path's cold-minus-kernel gap, and the FlashInfer bs4-kv1024 example."""
+    from mla.bench.stats import geomean
+
+    text = README.read_text()
+    lb = rows[(rows.purpose == "leaderboard") & (rows.status == "ok") & (rows.q_format == "bf16")]
+    tri = lb[lb.backend == "triton"]
+    m = re.search(r"best format per shape: (\d+) us", text)
+    assert m and int(m.group(1)) == round(geomean(tri.groupby("case").cold_median_us.min()))
+    m = re.search(r"host cost per call is (\d+)–(\d+) us", text)
+    floors = lb.groupby("run_id").host_floor_us.first()
+    assert m and (int(m.group(1)), int(m.group(2))) == (math.floor(floors.min()), math.ceil(floors.max()))
+    gap = tri.cold_median_us - tri.kernel_median_us
+    m = re.search(r"gap of the Triton graph path is (\d+)–(\d+) us", text)
+    assert m and (int(m.group(1)), int(m.group(2))) == (round(gap.min()), round(gap.max()))
+    fi = lb[(lb.backend == "flashinfer") & (lb.kv_format == "bf16") & (lb.case == "bs4-kv1024-q1-h16")].iloc[0]
+    m = re.search(r"FlashInfer bf16 at bs4-kv1024: ([\d.]+) us of kernel in a (\d+) us call", text)
+    assert m and float(m.group(1)) == round(fi.kernel_median_us, 1) and int(m.group(2)) == round(fi.cold_median_us)
