@@ -146,6 +146,8 @@ def roofline_ceilings(ax, device, extra_bandwidth: tuple[float, str] | None = No
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*x_range)
+    from matplotlib.ticker import NullFormatter
+    ax.xaxis.set_minor_formatter(NullFormatter())  # a narrow x range would label every minor tick
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("TFLOP/s")
 
@@ -445,7 +447,7 @@ def annotated_grid(ax, values, xlabels, ylabels, title: str, cbar_label: str, lo
 FORMAT_MARKERS = {"bf16": "o", "fp8": "s", "mxfp4": "D"}
 
 
-def roofline_points(ax, frame, time_col: str, what: str, spread: float = 0.035, **kw) -> None:
+def roofline_points(ax, frame, time_col: str, what: str, spread: float = 0.07, **kw) -> None:
     """Measured points on a roofline: x = FLOPs / compulsory bytes, y = FLOPs / time, one marker
     per KV format, color per backend, each point labelled with its shape. All shapes of a format
     share (nearly) one intensity, so points of one (backend, format) are spread by ``spread`` in
