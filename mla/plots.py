@@ -489,3 +489,48 @@ def resource_bars(frame, cols, *, label: str = "variant", top: int | None = None
                               zip(f[label], f[color_col] if color_col else [""] * len(f))], fontsize=7.5)
     axes[0][0].invert_yaxis()
     return fig, f
+
+
+def cold_vs_kernel_figure(ho, small):
+    """Whole call vs kernels alone for the default configs (rows of
+    :func:`mla.analysis.measured.host_overhead` with an ``entry`` column): left, the ``small``
+    shapes as stacked kernel + host bars with the anchors' whole call and the host floor; right,
+    every shape's cold time against its kernel time (distance above the diagonal = host)."""
+    import numpy as np
+
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw=dict(width_ratios=[1.5, 1]))
+    ents = [e for e in ["torch bf16", "torch fp8", "torch mxfp4", "flashinfer bf16", "flashinfer fp8",
+                        "triton bf16", "triton fp8", "triton mxfp4"] if e in set(ho.entry)]
+    xsm = np.arange(len(small))
+    w = 0.85 / len(ents)
+    seen = set()
+    for i, e in enumerate(ents):
+        g = ho[ho.entry == e].set_index("case").reindex(small)
+        b, f = e.split()
+        xs = xsm + (i - len(ents) / 2 + 0.5) * w
+        a0.bar(xs, g.kernel_us, w, color=color(b), edgecolor=color(f), lw=1.0, label=f"{e}")
+        a0.bar(xs, g.host_us, w, bottom=g.kernel_us, color=color(b), alpha=0.3, edgecolor=color(f), lw=1.0, hatch="..")
+        if g.anchor_cold_us.notna().any():
+            a0.scatter(xs, g.anchor_cold_us, marker="_", s=160, color="k", lw=2.2, zorder=4,
+                       label=None if "a" in seen else "anchor (peer): whole call, same backend + format")
+            seen.add("a")
+        if g.host_floor_us.notna().any():
+            a0.scatter(xs, g.host_floor_us, marker="x", s=25, color="#B00020", zorder=5,
+                       label=None if "h" in seen else "host_floor_us (1 tiny op, cold)")
+            seen.add("h")
+    a0.set_xticks(xsm, small)
+    a0.set_ylabel("us per call (L2 cold)")
+    a0.set_title("Three smallest shapes: solid = kernel (graph replay), dotted = host (cold - kernel)", fontsize=9)
+    a0.legend(fontsize=6.5, ncol=2, loc="upper left")
+    a0.set_ylim(0, np.nanmax(ho[ho.case.isin(small)].cold_us) * 1.45)
+    for e, g in ho.groupby("entry"):
+        a1.scatter(g.kernel_us, g.cold_us, color=color(g.backend.iloc[0]),
+                   marker={"bf16": "o", "fp8": "s", "mxfp4": "D"}.get(g.kv_format.iloc[0], "o"), s=22, label=e)
+    lo, hi = ho[["kernel_us", "cold_us"]].min().min() * 0.7, ho[["kernel_us", "cold_us"]].max().max() * 1.3
+    a1.plot([lo, hi], [lo, hi], color="k", lw=0.8)
+    a1.set_xscale("log"); a1.set_yscale("log")
+    a1.set_xlabel("kernel-only time (us, graph replay, L2 cold)"); a1.set_ylabel("whole call (us, L2 cold)")
+    a1.set_title("All 8 shapes: host overhead = distance above the diagonal", fontsize=9)
+    a1.legend(fontsize=6.5, loc="upper left")
+    fig.suptitle("Whole call vs kernels alone, default configs (H200, measured here)", fontsize=11)
+    return fig
