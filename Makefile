@@ -6,6 +6,12 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 TORCH  ?= torch==2.13.0
 MODE   ?= $(shell python3 -c "import torch,sys; sys.stdout.write('live' if torch.cuda.is_available() else 'replay')" 2>/dev/null || echo replay)
+# Offline (a GPU image without Jupyter and without network, e.g. the H200's): when .whl/ holds the
+# Jupyter wheels and python3 already has torch, matplotlib and pandas, `make reproduce` installs the
+# wheels into $(SITE) (no index, no network) and runs with python3 and PYTHONPATH instead of a venv.
+WHEELS ?= .whl
+SITE   ?= /tmp/mla-site
+OFFLINE := $(shell ls $(WHEELS)/*.whl >/dev/null 2>&1 && python3 -c "import torch, matplotlib, pandas" 2>/dev/null && echo 1)
 
 .PHONY: setup test reproduce smoke info clean-venv
 
@@ -23,8 +29,14 @@ $(VENV)/.installed: pyproject.toml
 test: setup
 	$(PY) -m pytest -q
 
+ifeq ($(OFFLINE),1)
+reproduce:
+	python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $(SITE) $(WHEELS)/*.whl
+	PYTHONPATH="$(CURDIR):$(SITE)$${PYTHONPATH:+:$$PYTHONPATH}" python3 -m mla reproduce --mode $(MODE)
+else
 reproduce: setup
 	$(PY) -m mla reproduce --mode $(MODE)
+endif
 
 smoke: setup
 	$(PY) -m mla smoke

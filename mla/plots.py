@@ -146,6 +146,8 @@ def roofline_ceilings(ax, device, extra_bandwidth: tuple[float, str] | None = No
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*x_range)
+    from matplotlib.ticker import NullFormatter
+    ax.xaxis.set_minor_formatter(NullFormatter())  # a narrow x range would label every minor tick
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("TFLOP/s")
 
@@ -165,3 +167,370 @@ def short(text: str, n: int = 42) -> str:
 def legend_outside(ax, **kw) -> None:
     kw.setdefault("fontsize", 7)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kw)
+
+
+# --- tables as pictures ------------------------------------------------------------------------------
+def heatmap(ax, table, *, rel: str = "row_min", vmax: float = 3.0, fmt: str = "{:.0f}", frames=None,
+            underlined=(), cbar_label: str = "time / best time for the row", fontsize: float = 9):
+    """A case x setting table of times as a heatmap: color = value / the row's best (log scale,
+    1 = best, marked *), the value written in each cell; ``frames`` {row: column} outlines one
+    cell per row (e.g. the heuristic's pick); ``underlined`` {(row, column)} marks cells that came
+    from another run. Returns the image (its colorbar is drawn)."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    r = table.div(table.min(axis=1), axis=0) if rel == "row_min" else table
+    top = max(1.05, min(vmax, float(np.nanmax(r.values))))
+    im = ax.imshow(r.values, cmap="magma_r", norm=LogNorm(vmin=1.0, vmax=top), aspect="auto")
+    for i, row in enumerate(table.index):
+        for j, col in enumerate(table.columns):
+            v, q = table.iloc[i, j], r.iloc[i, j]
+            if v != v:
+                continue
+            dark = q > top ** 0.6
+            ax.text(j, i, fmt.format(v) + ("*" if q == 1.0 else ""), ha="center", va="center", fontsize=fontsize,
+                    color="w" if dark else "k", fontweight="bold" if q == 1.0 else None)
+            if (row, col) in set(underlined):
+                ax.plot([j - 0.3, j + 0.3], [i + 0.3, i + 0.3], color="w" if dark else "k", lw=0.9)
+        if frames and row in frames and frames[row] in list(table.columns):
+            j = list(table.columns).index(frames[row])
+            ax.add_patch(plt.Rectangle((j - 0.47, i - 0.47), 0.94, 0.94, fill=False, ec="#0072B2", lw=2.2))
+    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
+    ax.set_yticks(range(table.shape[0]), table.index)
+    ax.grid(False)
+    ax.figure.colorbar(im, ax=ax, label=cbar_label + " (log)")
+    return im
+
+
+def hbars(ax, values, *, top: int | None = None, colors=None, xlabel: str = "", fmt: str = "{:.0f}",
+          smallest_first: bool = True, log: bool = False):
+    """Horizontal bars of a labelled Series, the ``top`` smallest (or largest) first, each bar
+    labelled with its value: readable where a grid of cells is mostly empty."""
+    s = values.dropna().sort_values(ascending=smallest_first)
+    if top:
+        s = s.iloc[:top]
+    cols = [colors.get(k, "#777777") for k in s.index] if isinstance(colors, dict) else (colors or color("triton"))
+    ax.barh(range(len(s)), s.values, color=cols)
+    ax.set_yticks(range(len(s)), [str(k) for k in s.index])
+    ax.invert_yaxis()
+    for i, v in enumerate(s.values):
+        ax.text(v, i, " " + fmt.format(v), va="center", fontsize=8)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+    return s
+
+
+def labelled_points(ax, xs, ys, labels, **kw) -> None:
+    """Scatter with a small text label next to each point (roofline shapes)."""
+    ax.scatter(xs, ys, **kw)
+    for x, y, lab in zip(xs, ys, labels):
+        ax.annotate(str(lab), (x, y), xytext=(4, 2), textcoords="offset points", fontsize=6.5, color=kw.get("color", "k"))
+
+
+def shape_label(case: str) -> str:
+    """bs256-kv8192-q1-h16 -> 'bs256/8k' (a roofline point's label)."""
+    m = re.match(r"bs(\d+)-kv(\d+)", case)
+    if not m:
+        return case
+    kv = int(m.group(2))
+    return f"bs{m.group(1)}/{kv // 1024}k" if kv % 1024 == 0 else f"bs{m.group(1)}/{kv}"
+
+
+def static_ceiling_lines(ax, ceil, x_range=(5, 3000)) -> list[str]:
+    """Horizontal issue / shared-memory ceilings (TFLOP/s) per KV format from
+    :func:`mla.analysis.roofline.static_ceilings`; returns the formats that had no counts."""
+    missing = []
+    for f, g in ceil.groupby("kv_format", sort=False):
+        r = g.iloc[0]
+        for col, ls, what in (("issue_floor_us", "-.", "issue"), ("smem_floor_us", (0, (1, 1)), "shared mem")):
+            if r[col] == r[col] and r[col] > 0:
+                t = r["flops"] / (r[col] * 1e-6) / 1e12
+                ax.hlines(t, *x_range, color=color(f), lw=1.3, ls=ls)
+                ax.text(x_range[1] / 1.05, t * 1.06, f"{f} {what} ceiling ({r['variant']})", ha="right", fontsize=6.5, color=color(f))
+        if not (r["issue_floor_us"] == r["issue_floor_us"]):
+            missing.append(f)
+    return missing
+
+
+# --- teaching schematics (drawn from the model's constants, no data) -------------------------------
+def _block(ax, x, y, w, h, text, fc, fontsize=8, **kw):
+    ax.add_patch(plt.Rectangle((x, y), w, h, fc=fc, ec="k", lw=0.8, **kw))
+    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize)
+
+
+def absorption_diagram():
+    """Weight absorption as blocks: the per-head 128-wide q_nope folds through W_UK into a 512-wide
+    latent query; with the 64 rope dims, q and the cached row are 576 wide; V is the row's first 512."""
+    from .problem import QK_ROPE_HEAD_DIM as R, V_HEAD_DIM as L
+
+    fig, ax = plt.subplots(figsize=(11, 4.6))
+    ax.axis("off")
+    s = 1 / 64  # drawing units per dim
+    _block(ax, 0, 3.2, 128 * s, 0.7, "q_nope\n128 / head", "#DDDDDD")
+    ax.annotate("", (2.9, 3.55), (2.1, 3.55), arrowprops=dict(arrowstyle="->"))
+    ax.text(2.5, 3.95, "x W_UK (128 x 512)\nper head, once per query", ha="center", fontsize=7.5)
+    _block(ax, 3.0, 3.2, L * s, 0.7, "q_latent = W_UK^T q_nope  (512)", color("bf16"))
+    _block(ax, 3.0 + L * s, 3.2, R * s, 0.7, "rope\n64", "#F0E442")
+    ax.text(3.0 + (L + R) * s / 2, 4.15, "absorbed query: 576 dims per head (16 heads = 16 rows)", ha="center", fontsize=8.5)
+    _block(ax, 3.0, 1.4, L * s, 0.7, "c_kv: the compressed latent (512)", color("bf16"), alpha=0.75)
+    _block(ax, 3.0 + L * s, 1.4, R * s, 0.7, "k_rope\n64", "#F0E442")
+    ax.text(3.0 + (L + R) * s / 2, 2.3, "one cached KV row per token (one KV head for all 16 query heads): 576 dims",
+            ha="center", fontsize=8.5)
+    ax.annotate("", (3.0, 1.2), (3.0 + L * s, 1.2), arrowprops=dict(arrowstyle="<->", color=color("triton")))
+    ax.text(3.0 + L * s / 2, 0.85, "V = the first 512 dims of the SAME row (W_UV folds into the output projection)",
+            ha="center", fontsize=8.5, color=color("triton"))
+    ax.annotate("", (3.0 + (L + R) * s + 0.1, 1.75), (3.0 + (L + R) * s + 0.1, 3.55),
+                arrowprops=dict(arrowstyle="<->", color="#B00020"))
+    ax.text(3.0 + (L + R) * s + 0.25, 2.65, "score = q . row\n(all 576 dims)\n= q_nope.(W_UK c) + q_rope.k_rope",
+            fontsize=7.5, color="#B00020", va="center")
+    ax.set_xlim(-0.1, 15.5)
+    ax.set_ylim(0.6, 4.5)
+    ax.set_title("Weight absorption: why q/k is 576 wide and V is the first 512 of the same row")
+    return fig
+
+
+def tiling_schematic(block_n: int = 32, heads: int = 16):
+    """The decode tile, two orientations: (left) heads as M (16 rows) x BLOCK_N tokens, the V tile
+    is the same KV tile's first 512 columns; (right) swap-AB: S^T = K Q^T with 64 KV tokens as the
+    M of warpgroup MMA and the heads as N, so no M padding."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax in axes:
+        ax.axis("off")
+        ax.set_xlim(0, 10)
+        ax.set_ylim(0, 7)
+    a = axes[0]
+    _block(a, 0.2, 4.6, 3.0, 1.2, f"Q tile\n{heads} heads (M) x 576", color("bf16"))
+    _block(a, 4.0, 3.2, 1.2, 3.4, f"K tile^T\n576 x\nBLOCK_N={block_n}", "#BBBBBB")
+    _block(a, 5.8, 4.6, 1.8, 1.2, f"S = Q K^T\n{heads} x {block_n}", "#F0E442")
+    _block(a, 5.8, 1.2, 1.8, 2.2, f"V tile\n{block_n} x 512\n(same rows,\nfirst 512 cols)", "#BBBBBB", alpha=0.6)
+    _block(a, 8.0, 2.2, 1.8, 1.2, f"O += P V\n{heads} x 512", color("triton"), alpha=0.6)
+    a.text(5.0, 0.5, "online softmax per tile: m = max(m, rowmax S); O *= exp(m_old - m);\n"
+           "P = exp(S - m); l = l exp(m_old - m) + rowsum P;  at the end O / l", ha="center", fontsize=8)
+    a.annotate("", (4.6, 3.4), (6.0, 2.3), arrowprops=dict(arrowstyle="<-", ls="--"))
+    a.set_title(f"heads as M: {heads} rows; wgmma needs M = 64 (3/4 padding), mma.sync fits 16", fontsize=9.5)
+    b = axes[1]
+    _block(b, 0.2, 2.8, 2.2, 3.4, "K tile\n64 tokens (M)\nx 576\nstraight from\nshared memory", "#BBBBBB")
+    _block(b, 2.8, 4.6, 3.6, 1.2, f"Q^T: 576 x {heads} heads (N)\nloaded once per program", color("bf16"))
+    _block(b, 6.9, 2.8, 2.4, 3.4, f"S^T = K Q^T\n64 x {heads}\n(warpgroup\nMMA,\nM=64, N={heads})", "#F0E442")
+    b.text(5.0, 1.3, "swap-AB: tokens fill the M = 64 rows warpgroup MMA needs; the 16 heads are N\n"
+           "(N may be 8..256 in steps of 8): no padded rows, the K tile feeds the MMA from shared memory.\n"
+           "P^T then multiplies V: the same tile's first 512 columns.", ha="center", fontsize=8)
+    b.set_title("swap-AB: tokens as M = 64, heads as N", fontsize=9.5)
+    fig.suptitle("One program's KV loop: a tile of BLOCK_N tokens is read once and serves as K and as V")
+    return fig
+
+
+def splitk_merge_figure(demo: dict, kv_len: int):
+    """Split-K on a skewed softmax: per chunk its LSE and its merge weight exp(lse_i - lse) for
+    each head (stacked), against the chunk's share of tokens (what a naive average would use)."""
+    import numpy as np
+
+    w = demo["weights"].numpy()  # (S, H)
+    lse = demo["partial_lse"].numpy()
+    bounds = demo["bounds"][0]
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw=dict(width_ratios=[1, 1.6]))
+    x = np.arange(len(bounds))
+    a0.bar(x, lse.mean(1), color=color("triton"))
+    a0.set_xticks(x, [f"chunk {i}\n{a}-{e - 1}" for i, (a, e) in enumerate(bounds)], fontsize=8)
+    a0.set_ylabel("partial log-sum-exp, mean over heads")
+    a0.set_title("each chunk's lse_i (written beside its partial output)", fontsize=9.5)
+    bottom = np.zeros(w.shape[1])
+    for i, (a, e) in enumerate(bounds):
+        a1.bar(np.arange(w.shape[1]), w[i], bottom=bottom, label=f"chunk {i} ({(e - a) / kv_len:.0%} of tokens)")
+        bottom += w[i]
+    a1.set_xlabel("query head")
+    a1.set_ylabel("merge weight exp(lse_i - lse)")
+    a1.set_ylim(0, 1)
+    a1.set_title(f"merge weights: far from the token shares; |merged - reference| = {demo['max_abs_diff']:.0e}", fontsize=9.5)
+    legend_outside(a1)
+    fig.suptitle("Split-K + LSE merge on a skewed softmax (chunk 3 holds 20 keys the queries look for)")
+    return fig
+
+
+def mxfp4_block_figure(tab, info: dict):
+    """One MXFP4 block encoded: input values, the E2M1 grid scaled by 2**e, where each value
+    lands, and the 4-bit codes; title carries amax, the rule, the E8M0 byte and the byte count."""
+    import numpy as np
+
+    fig, (a0, a1) = plt.subplots(2, 1, figsize=(12, 5.6), gridspec_kw=dict(height_ratios=[2.2, 1]))
+    i = np.arange(len(tab))
+    grid = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6]) * info["scale"]
+    for g in np.concatenate([-grid[1:], grid]):
+        a0.axhline(g, color="#CCCCCC", lw=0.6, zorder=0)
+    a0.scatter(i, tab.x, color="k", s=18, label="input x (bf16)", zorder=3)
+    a0.scatter(i, tab.decoded, marker="_", s=160, lw=2, color=color("mxfp4"), label="decoded: E2M1 value x 2^e", zorder=4)
+    a0.vlines(i, tab.x, tab.decoded, color=color("mxfp4"), lw=0.8)
+    a0.set_ylabel("value (grey lines: the E2M1 grid x 2^e)")
+    a0.set_xticks(i)
+    a0.legend(loc="upper right", ncol=2)
+    rule = "mantissa >= 1.75: rounds up to the next power of two" if info["rounds_up"] else "mantissa < 1.75: floor(log2 amax) - 2"
+    a0.set_title(f"amax = {info['amax']:.3f} (mantissa {info['amax_mantissa']:.3f}; {rule}) -> e = {info['exponent']}, "
+                 f"E8M0 byte {info['e8m0_byte']} = {info['e8m0_byte']:#04x}", fontsize=9.5)
+    a1.axis("off")
+    codes = list(tab.code)
+    for k in range(16):
+        lo, hi = codes[2 * k], codes[2 * k + 1]
+        a1.text(k / 16 + 0.03, 0.65, f"{hi}|{lo}", ha="center", fontsize=7.5, family="monospace")
+        a1.text(k / 16 + 0.03, 0.35, f"{int(hi + lo, 2):02x}", ha="center", fontsize=8, family="monospace")
+    a1.text(0.0, 0.05, f"byte k = element 2k+1 (high nibble) | element 2k (low nibble); code = sign bit + 3-bit E2M1.  "
+            f"{info['bytes_mxfp4']} bytes (16 of nibbles + 1 E8M0) vs {info['bytes_bf16']} in bf16", fontsize=8.5)
+    fig.suptitle("MXFP4, one 32-element block step by step (mla.quant.quantize_mxfp4)")
+    return fig
+
+
+def littles_law_figure(curve: dict, points=None):
+    """% of bandwidth a single kernel can reach against its compulsory bytes (pipe model of
+    :func:`mla.analysis.teaching.littles_law`), one curve per assumed fixed cost, with measured
+    points (kernel time, % of the run's read probe) labelled by shape."""
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    for lab, (xs, ys) in curve.items():
+        ax.plot(xs / 1e6, ys, lw=1.5, label=lab)
+    if points is not None and len(points):
+        for f, g in points.groupby("kv_format"):
+            labelled_points(ax, g.io_bytes / 1e6, g.pct, [shape_label(c) for c in g.case], color=color(f), s=26,
+                            label=f"measured, triton {f} (kernel time)", zorder=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("compulsory bytes per call (MB, log)")
+    ax.set_ylabel("% of read bandwidth")
+    ax.set_ylim(0, 110)
+    ax.set_title("Bandwidth in flight: a small call ends before the pipe fills (time = fixed + latency + bytes / BW)", fontsize=10)
+    legend_outside(ax)
+    return fig
+
+
+def ablation_chain_figure(chain):
+    """The ablation chain: one bar per step (measured kernel time, us), labelled with what changed
+    and its SASS counts; steps without a measurement are drawn as an empty frame."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(12, 0.55 * len(chain) + 1.6))
+    y = np.arange(len(chain))
+    t = chain["kernel_us"].astype(float)
+    ax.barh(y, t.fillna(0), color=[color(f) for f in chain["kv_format"]])
+    for i, r in enumerate(chain.itertuples()):
+        counts = ", ".join(f"{k} {getattr(r, k):.0f}" for k in ("sass_mma", "sass_wgmma", "warp_instr_per_token", "registers")
+                           if hasattr(r, k) and getattr(r, k) == getattr(r, k))
+        txt = f" {r.kernel_us:.0f} us" if r.kernel_us == r.kernel_us else " not measured yet"
+        ax.text(t.fillna(0).iloc[i], i, txt + (f"  [{counts}]" if counts else ""), va="center", fontsize=7.5)
+    ax.set_yticks(y, [f"{r.kv_format} {r.step}. {r.variant}\n{short(r.changed, 70)}" for r in chain.itertuples()], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("kernel time (us, CUDA-graph replay, L2 cold)")
+    ax.set_xlim(0, float(t.max()) * 1.6 if t.notna().any() else 1)
+    ax.grid(axis="y", visible=False)
+    return fig
+
+
+def annotated_grid(ax, values, xlabels, ylabels, title: str, cbar_label: str, log: bool = True, fmt: str = "{:.2g}"):
+    """A small matrix (e.g. KV format x Q format) as a colored grid with each value written in its
+    cell and a colorbar; log color scale where the values span decades."""
+    import numpy as np
+    from matplotlib.colors import LogNorm, Normalize
+
+    v = np.asarray(values, dtype=float)
+    pos = v[v > 0]
+    norm = LogNorm(vmin=pos.min(), vmax=pos.max()) if log and len(pos) else Normalize(vmin=0, vmax=np.nanmax(v))
+    im = ax.imshow(v, cmap="viridis", norm=norm)
+    mid = np.sqrt(pos.min() * pos.max()) if log and len(pos) else np.nanmax(v) / 2
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            ax.text(j, i, fmt.format(v[i, j]), ha="center", va="center", fontsize=9, color="w" if v[i, j] < mid else "k")
+    ax.set_xticks(range(v.shape[1]), xlabels)
+    ax.set_yticks(range(v.shape[0]), ylabels)
+    ax.set_title(title, fontsize=9)
+    ax.grid(False)
+    ax.figure.colorbar(im, ax=ax, label=cbar_label + (" (log)" if log else ""), fraction=0.046, pad=0.04)
+    return im
+
+
+FORMAT_MARKERS = {"bf16": "o", "fp8": "s", "mxfp4": "D"}
+
+
+def roofline_points(ax, frame, time_col: str, what: str, spread: float = 0.07, **kw) -> None:
+    """Measured points on a roofline: x = FLOPs / compulsory bytes, y = FLOPs / time, one marker
+    per KV format, color per backend, each point labelled with its shape. All shapes of a format
+    share (nearly) one intensity, so points of one (backend, format) are spread by ``spread`` in
+    log x, in shape order, to keep the labels apart (the footer should say so)."""
+    import numpy as np
+
+    for (b, f), g in frame.groupby(["backend", "kv_format"], sort=False):
+        g = g.dropna(subset=[time_col])
+        k = np.arange(len(g)) - (len(g) - 1) / 2
+        x = g.flops / g.io_bytes * (1 + spread) ** k
+        y = g.flops / (g[time_col] * 1e-6) / 1e12
+        labelled_points(ax, x, y, [shape_label(c) for c in g.case], marker=FORMAT_MARKERS.get(f, "o"), color=color(b),
+                        s=26, label=f"{b} {f} ({what})", zorder=3, **kw)
+
+
+def resource_bars(frame, cols, *, label: str = "variant", top: int | None = None, sort_by: str | None = None,
+                  limits: dict | None = None, color_col: str | None = None, keep=()):
+    """One horizontal-bar panel per static resource column (rows = variants), sharing the row
+    order (by ``sort_by``, smallest first; the ``top`` first rows plus any ``keep`` labels), each
+    bar labelled with its value; ``limits`` {col: [(value, text), ...]} draws hardware limits."""
+    import numpy as np
+
+    f = frame.sort_values(sort_by or cols[0], kind="stable")
+    if top:
+        f = f[(np.arange(len(f)) < top) | f[label].isin(list(keep))]
+    fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols) + 2.5, 0.3 * len(f) + 1.8), sharey=True, squeeze=False)
+    y = np.arange(len(f))
+    for ax, c in zip(axes[0], cols):
+        colors = [color(v) for v in f[color_col]] if color_col else color("triton")
+        ax.barh(y, f[c].astype(float), color=colors)
+        for i, v in enumerate(f[c]):
+            ax.text(v, i, f" {v:.0f}", va="center", fontsize=7)
+        for value, text in (limits or {}).get(c, []):
+            ax.axvline(value, color="#B00020", lw=1, ls="--")
+            ax.text(value, -0.7, text, color="#B00020", fontsize=7, ha="right", va="bottom")
+        ax.set_xlabel(c)
+        ax.grid(axis="y", visible=False)
+    axes[0][0].set_yticks(y, [str(v) + (f"  [{k}]" if color_col else "") for v, k in
+                              zip(f[label], f[color_col] if color_col else [""] * len(f))], fontsize=7.5)
+    axes[0][0].invert_yaxis()
+    return fig, f
+
+
+def cold_vs_kernel_figure(ho, small):
+    """Whole call vs kernels alone for the default configs (rows of
+    :func:`mla.analysis.measured.host_overhead` with an ``entry`` column): left, the ``small``
+    shapes as stacked kernel + host bars with the anchors' whole call and the host floor; right,
+    every shape's cold time against its kernel time (distance above the diagonal = host)."""
+    import numpy as np
+
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw=dict(width_ratios=[1.5, 1]))
+    ents = [e for e in ["torch bf16", "torch fp8", "torch mxfp4", "flashinfer bf16", "flashinfer fp8",
+                        "triton bf16", "triton fp8", "triton mxfp4"] if e in set(ho.entry)]
+    xsm = np.arange(len(small))
+    w = 0.85 / len(ents)
+    seen = set()
+    for i, e in enumerate(ents):
+        g = ho[ho.entry == e].set_index("case").reindex(small)
+        b, f = e.split()
+        xs = xsm + (i - len(ents) / 2 + 0.5) * w
+        a0.bar(xs, g.kernel_us, w, color=color(b), edgecolor=color(f), lw=1.0, label=f"{e}")
+        a0.bar(xs, g.host_us, w, bottom=g.kernel_us, color=color(b), alpha=0.3, edgecolor=color(f), lw=1.0, hatch="..")
+        if g.anchor_cold_us.notna().any():
+            a0.scatter(xs, g.anchor_cold_us, marker="_", s=160, color="k", lw=2.2, zorder=4,
+                       label=None if "a" in seen else "anchor (peer): whole call, same backend + format")
+            seen.add("a")
+        if g.host_floor_us.notna().any():
+            a0.scatter(xs, g.host_floor_us, marker="x", s=25, color="#B00020", zorder=5,
+                       label=None if "h" in seen else "host_floor_us (1 tiny op, cold)")
+            seen.add("h")
+    a0.set_xticks(xsm, small)
+    a0.set_ylabel("us per call (L2 cold)")
+    a0.set_title("Three smallest shapes: solid = kernel (graph replay), dotted = host (cold - kernel)", fontsize=9)
+    a0.legend(fontsize=6.5, ncol=2, loc="upper left")
+    a0.set_ylim(0, np.nanmax(ho[ho.case.isin(small)].cold_us) * 1.45)
+    for e, g in ho.groupby("entry"):
+        a1.scatter(g.kernel_us, g.cold_us, color=color(g.backend.iloc[0]),
+                   marker={"bf16": "o", "fp8": "s", "mxfp4": "D"}.get(g.kv_format.iloc[0], "o"), s=22, label=e)
+    lo, hi = ho[["kernel_us", "cold_us"]].min().min() * 0.7, ho[["kernel_us", "cold_us"]].max().max() * 1.3
+    a1.plot([lo, hi], [lo, hi], color="k", lw=0.8)
+    a1.set_xscale("log"); a1.set_yscale("log")
+    a1.set_xlabel("kernel-only time (us, graph replay, L2 cold)"); a1.set_ylabel("whole call (us, L2 cold)")
+    a1.set_title("All 8 shapes: host overhead = distance above the diagonal", fontsize=9)
+    a1.legend(fontsize=6.5, loc="upper left")
+    fig.suptitle("Whole call vs kernels alone, default configs (H200, measured here)", fontsize=11)
+    return fig

@@ -1,16 +1,17 @@
 """Execute the notebooks in order (nbclient), in place, with a parameter cell override.
 
 Each notebook has a cell tagged ``parameters`` (papermill style) that sets ``MODE = "replay"``;
-we inject ``MODE = <mode>`` right after it. A failing cell fails the whole run.
+we set that cell to ``MODE = <mode>`` (one MODE cell). A failing cell fails the whole run.
 
 Re-running on unchanged data leaves the notebooks byte-identical: no execution timestamps are
-recorded (``record_timing=False``), the injected cell has a fixed id, and a notebook whose
-normalised content did not change is not rewritten. (What the cells print is the notebooks' own
-business: a cell that prints a time or an address still changes its output.)
+recorded (``record_timing=False``), and a notebook whose normalised content did not change is not
+rewritten. (What the cells print is the notebooks' own business: a cell that prints a time or an
+address still changes its output.)
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 import time
@@ -32,23 +33,22 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
     idx = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if idx is None:
         raise ValueError(f"{path.name} has no cell tagged 'parameters'")
-    injected = nbformat.v4.new_code_cell(f'MODE = "{mode}"  # injected by mla.reproduce')
-    injected.id = INJECTED_ID  # fixed, not nbformat's random id: an unchanged run rewrites nothing
-    injected.metadata["tags"] = ["injected-parameters"]
+    # one MODE cell: the parameters cell itself is set (older runs left an injected copy: dropped);
+    # the saved copy keeps the replay default and says which mode produced its outputs
+    doc = '  # "replay": plot committed data/ (CPU); "live": re-measure through mla first (GPU)'
+    nb.cells[idx].source = f'MODE = "{mode}"' + doc
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
-    nb.cells.insert(idx + 1, injected)
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    if mode != "replay":
+        nb.cells[idx].source = 'MODE = "replay"' + doc + f'\n# the outputs below were made with MODE = "{mode}" (mla.reproduce)'
     normalise(nb)
     text = nbformat.writes(nb)
     text += "" if text.endswith("\n") else "\n"  # as nbformat.write does
     if path.read_text(encoding="utf8") != text:
         path.write_text(text, encoding="utf8")
     return time.perf_counter() - t0
-
-
-INJECTED_ID = "injected-parameters"
 
 
 def normalise(nb) -> None:
@@ -62,6 +62,8 @@ def normalise(nb) -> None:
 
 def run_notebooks(mode: str = "replay", only: str | None = None, timeout: int = 1200) -> int:
     paths = notebook_paths(only)
+    if mode == "live":  # one measurement per command across the notebooks of this run (measured.run_live)
+        os.environ.setdefault("MLA_LIVE_SESSION", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if not paths:
         print(f"no notebooks matched in {NOTEBOOKS}", file=sys.stderr)
         return 1

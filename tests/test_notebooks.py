@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -32,13 +33,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # figures each notebook must write whatever data exist (placeholders say "no data yet")
 REQUIRED = {
-    "00": ["00_bytes_per_case", "00_intensity_vs_ridge", "00_splitk_merge_weights"],
-    "01": ["01_error_grid", "01_tolerance_margin", "01_error_hist", "01_scale_rule"],
-    "02": ["02_floors_per_case", "02_roofline_h200", "02_roofline_mi355x", "02_pct_read_bw_h200"],
+    "00": ["00_bytes_per_case", "00_intensity_vs_ridge", "00_splitk_merge_weights", "00_weight_absorption",
+           "00_tiling_schematic"],
+    "01": ["01_error_grid", "01_tolerance_margin", "01_error_hist", "01_scale_rule", "01_mxfp4_block"],
+    "02": ["02_floors_per_case", "02_roofline_h200", "02_roofline_mi355x", "02_pct_read_bw_h200", "02_bandwidth_in_flight"],
     "03": ["03_ctas_vs_sms", "03_splitk_heatmap_bf16", "03_splitk_heatmap_fp8", "03_splitk_heatmap_mxfp4",
            "03_heuristic_vs_best", "03_splitk_heatmap_anchor_seed003_fp8"],
     "04": ["04_gfx950_hip_resources", "04_gfx950_hip_loop_mix", "04_gfx950_triton_resources",
-           "04_gfx950_triton_knobs", "04_sm90_triton_resources", "04_h200_variants"],
+           "04_gfx950_triton_knobs", "04_sm90_triton_resources", "04_h200_variants", "04_sm90_static_vs_time",
+           "04_ablation_chain"],
     "05": ["05_shootout_times", "05_geomean", "05_cold_vs_kernel", "05_vs_flashinfer"],
 }
 
@@ -85,9 +88,25 @@ def test_notebooks_exist_and_are_parameterised():
         assert first.cell_type == "markdown" and "reproduce" in first.source, f"{p.name}: first cell must say how to re-run"
         params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
         assert len(params) == 1 and 'MODE = "replay"' in params[0].source, p.name
+        mode_cells = [c for c in nb.cells if c.cell_type == "code" and re.search(r"^MODE\s*=", c.source, re.M)]
+        assert mode_cells == params, f"{p.name}: one MODE cell (the parameters cell), found {len(mode_cells)}"
         for c in nb.cells:
             if c.cell_type == "code":
                 assert "class " not in c.source, f"{p.name}: engine code belongs in mla/, not notebooks"
+                for name, n in _function_lengths(c.source):
+                    assert n <= 15, f"{p.name}: function {name} is {n} lines; move it to mla/plots.py or mla/analysis"
+                assert "load_measured(" not in c.source, f"{p.name}: read measured rows through mla.analysis.manifest"
+
+
+def _function_lengths(source: str):
+    """(name, lines) of every function a cell defines (lambdas are expressions, not counted)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython magics: no functions to count
+        return []
+    return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def test_notebooks_replay_committed_data(tmp_path, monkeypatch):
@@ -209,10 +228,11 @@ def make_fixture_tree(root: Path) -> None:
     sm = root / "static" / "sm90"
     sm.mkdir(parents=True)
     rows = []
-    for f in ("fp8", "mxfp4"):
+    for f in P.KV_FORMATS:
         for i, v in enumerate(VARIANTS):
             r = dict(source="triton", target="sm90", variant=v, kv_format=f, kernel="mla_decode_split_kernel",
-                     compiler="fixture", registers=128 + 8 * i, smem_bytes=40000 + 1000 * i, local_bytes=0, spills=0)
+                     compiler="fixture", registers=128 + 8 * i, smem_bytes=40000 + 1000 * i, local_bytes=0, spills=0,
+                     warp_instr_per_token=60.0 + i, smem_bytes_per_token=6000.0 + 50 * i)  # the issue-9 ISA columns
             for k in NV_MIX_KEYS:
                 r[f"ptx_{k}"], r[f"sass_{k}"] = i, 2 * i
             rows.append(r)
@@ -230,3 +250,20 @@ def make_fixture_tree(root: Path) -> None:
     anchors = root / "anchors"
     anchors.mkdir(parents=True)
     shutil.copy(ROOT / "data" / "anchors" / "h200-2026-11-30.jsonl", anchors / "h200-2026-11-30.jsonl")
+
+
+def test_run_notebook_sets_the_one_mode_cell_and_saves_the_replay_default(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('MODE = "replay"')
+    params.metadata["tags"] = ["parameters"]
+    old = nbformat.v4.new_code_cell('MODE = "replay"  # injected by an older mla.reproduce')
+    old.metadata["tags"] = ["injected-parameters"]
+    nb.cells = [params, old, nbformat.v4.new_code_cell("print('mode is', MODE)")]
+    path = tmp_path / "99_tiny.ipynb"
+    nbformat.write(nb, path)
+    reproduce.run_notebook(path, mode="live", timeout=60)
+    out = nbformat.read(path, as_version=4)
+    assert len(out.cells) == 2 and "mode is live" in out.cells[1].outputs[0]["text"]
+    assert out.cells[0].source.startswith('MODE = "replay"') and 'made with MODE = "live"' in out.cells[0].source

@@ -244,3 +244,77 @@ def test_short_command_drops_noise_and_keeps_the_effective_flags():
     s = measured.short_command(c)
     assert "--out" not in s and "--append" not in s and "--no-progress" not in s
     assert s.count("--mode") == 1 and "--mode kernel" in s and "--sweep num_splits=1,2" in s and "(+16)" in s
+
+
+# --- the why: static ceilings, teaching pieces, live session reuse ------------------------------------
+def test_static_ceilings_turn_per_token_counts_into_floors_and_degrade_without_them():
+    st = pd.DataFrame([dict(variant="vX", kv_format="fp8", kernel="split", sass_wgmma=0, warp_instr_per_token=108.0,
+                            smem_bytes_per_token=6600.0)])
+    c = P.case_from_name("bs256-kv8192-q1-h16")
+    ceil = roofline.static_ceilings(st, {"fp8": "vX"}, [c], read_gbs=4300)
+    r = ceil.iloc[0]
+    m = roofline.SM90_ISSUE
+    assert r.issue_floor_us == pytest.approx(c.total_kv * 108 / (m.sms * m.clock_ghz * 1e9 * 4) * 1e6)
+    assert r.smem_floor_us == pytest.approx(c.total_kv * 6600 / (m.sms * m.clock_ghz * 1e9 * 128) * 1e6)
+    assert r.mem_floor_us == pytest.approx(P.io_bytes(c, "fp8") / 4300e3)
+    assert r.static_floor_us == max(r.mem_floor_us, r.issue_floor_us, r.smem_floor_us)
+    bare = roofline.static_ceilings(st.drop(columns=["warp_instr_per_token", "smem_bytes_per_token"]), {"fp8": "vX"}, [c])
+    assert math.isnan(bare.issue_floor_us.iloc[0]) and bare.static_floor_us.iloc[0] == bare.mem_floor_us.iloc[0]
+    assert roofline.static_ceilings(None, {"fp8": "vX"}) is None
+
+
+def test_absorption_is_exact_and_mxfp4_walkthrough_matches_the_encoder():
+    ab = teaching.absorption_check()
+    assert ab["max_abs_diff"] < 1e-10 and ab["q_width"] == 576 and ab["v_width"] == 512
+    block = torch.linspace(-3.0, 7.2, 32)  # amax 7.2: mantissa 1.8 >= 1.75 -> the next scale up
+    tab, info = teaching.mxfp4_block_walkthrough(block)
+    assert info["rounds_up"] and info["exponent"] == info["floor_rule_exponent"] + 1 == 1
+    assert info["bytes_mxfp4"] == 17 and len(tab) == 32
+    from mla import quant
+    packed, scales = quant.quantize_mxfp4(block[None])
+    assert torch.equal(torch.tensor(tab.decoded.values), quant.dequantize_mxfp4(packed, scales)[0])
+    assert tab.decoded.abs().max() == 8.0  # 7.2 rounds to 4 x 2**1 steps: 8, not clipped to 6 x 2**0
+    with pytest.raises(ValueError):
+        teaching.mxfp4_block_walkthrough(torch.ones(31))
+
+
+def test_skewed_split_k_demo_is_exact_and_skewed():
+    d = teaching.split_k_demo(teaching.skewed_input(kv_len=400, focus=(300, 310)), 4)
+    w = d["weights"].mean(1)
+    assert d["max_abs_diff"] < 1e-10 and w[3] > 2 * w[:3].max()
+
+
+def test_explore_counts_partials_and_ctas():
+    e = teaching.explore("bs4-kv8192-q1-h16", 64, "mxfp4").iloc[0]
+    assert e.ctas == 256 and e.partial_MB == pytest.approx(2 * 4 * 16 * 64 * 513 * 4 / 1e6)
+    assert teaching.explore("bs4-kv8192-q1-h16", 1, "bf16").iloc[0].partial_MB == 0
+    with pytest.raises(ValueError):
+        teaching.explore("bs4-kv8192-q1-h16", 65)
+
+
+def test_littles_law_reaches_the_bandwidth_only_for_large_calls():
+    t, pct = teaching.littles_law([1e6, 1e10], 4000, 1.0, 5.0)
+    assert pct[0] < 5 and pct[1] > 99 and t[0] == pytest.approx(6.25)
+
+
+def test_live_session_runs_each_command_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLA_LIVE_SESSION", "t1")
+    cmd = ("python -m mla bench --cases bs2-kv64-q1-h16 --backend torch --kv-format bf16 --device cpu --min-runs 2 "
+           "--max-runs 2 --bandwidth-gbs 1,1 --no-progress")
+    a = measured.run_live(cmd, data_dir=tmp_path)
+    b = measured.run_live([cmd], data_dir=tmp_path)
+    assert a == b and len(list((tmp_path / "measured" / "cpu").glob("*.csv"))) == 1
+
+
+def test_heatmap_and_hbars_helpers(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+    from mla import plots
+
+    t = pd.DataFrame({1: [10.0, 40.0], 2: [5.0, float("nan")]}, index=["a", "b"])
+    fig, ax = plt.subplots()
+    im = plots.heatmap(ax, t, frames={"a": 2}, underlined={("b", 1)})
+    assert im.norm.vmin == 1.0 and "*" in "".join(x.get_text() for x in ax.texts)
+    s = plots.hbars(ax, pd.Series({"x": 3.0, "y": 1.0, "z": 2.0}), top=2)
+    assert list(s.index) == ["y", "z"]
+    assert plots.shape_label("bs256-kv8192-q1-h16") == "bs256/8k"
+    plt.close(fig)

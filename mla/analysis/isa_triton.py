@@ -228,7 +228,9 @@ def triton_rows(target: str, variants=None, kv_formats=("mxfp4", "fp8", "bf16"),
     Raises :class:`TritonOfflineUnavailable` if the triton package cannot compile offline yet."""
     gpu_target(target)  # validates
     names = variant_names(variants)
-    configs = [(v, fmt, {}) for v, fmt in itertools.product(names, kv_formats)]
+    from mla.kernels.triton.variants import get_variant
+
+    configs = [(v, fmt, {}) for v, fmt in itertools.product(names, kv_formats) if fmt in get_variant(v).kv_formats]
     if target == "gfx950" and knob_sweep:
         for v, fmt in AMD_KNOB_BASES:
             if v in names:

@@ -219,10 +219,11 @@ RUN_KEY = ["backend", "kv_format", "q_format", "variant", "config", "case"]
 
 
 def latest_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each (backend, kv_format, q_format, variant, config, case), whatever its
-    status: a re-run replaces an older measurement of the same thing (a newer failure hides an
-    older pass: the current code's verdict counts)."""
-    return latest(df, [k for k in RUN_KEY if k in df])
+    """The newest row of each (backend, kv_format, q_format, variant, config, case) - and manifest
+    ``purpose`` where rows are tagged, so a later sweep of the default config does not replace the
+    leaderboard run README quotes - whatever its status: a re-run replaces an older measurement of
+    the same thing (a newer failure hides an older pass: the current code's verdict counts)."""
+    return latest(df, [k for k in RUN_KEY + ["purpose"] if k in df])  # a manifest purpose keeps its own rows
 
 
 def latest(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -243,7 +244,13 @@ def run_live(command: str | list[str], data_dir: Path | str | None = None) -> li
     from ..bench import provenance as prov
 
     files = []
+    session = os.environ.get("MLA_LIVE_SESSION")  # set by `mla reproduce --mode live`: notebooks share runs
     for cmd in ([command] if isinstance(command, str) else list(command)):
+        done = _live_index(session, data_dir).get(cmd) if session else None
+        if done and Path(done).exists():
+            print(f"[mla] live session {session}: reusing {_rel(Path(done))} for {short_command(cmd)}")
+            files.append(Path(done))
+            continue
         args = shlex.split(cmd)
         if args[:1] == ["python3"]:
             args[0] = "python"
@@ -260,7 +267,20 @@ def run_live(command: str | list[str], data_dir: Path | str | None = None) -> li
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, *args[1:], "--out", str(out)], cwd=ROOT, check=True)
         files.append(out)
+        if session:
+            _live_index(session, data_dir, add={cmd: str(out)})
     return files
+
+
+def _live_index(session: str, data_dir=None, add: dict | None = None) -> dict:
+    """{command: csv} of one live session (a JSON file beside the measured CSVs; not a result CSV)."""
+    path = Path(data_dir or DATA) / "measured" / f".live-{session}.json"
+    idx = json.loads(path.read_text()) if path.exists() else {}
+    if add:
+        idx.update(add)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(idx, indent=1))
+    return idx
 
 
 # --- published and static tables ---------------------------------------------------------------
@@ -356,9 +376,12 @@ def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, f
 
 # --- split-K helpers ---------------------------------------------------------------------------
 def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132) -> int | None:
-    """The num_splits the Triton backend's heuristic picks for this case (H200: 132 SMs)."""
+    """The num_splits the Triton plan resolves for this case (H200: 132 SMs): the backend's own
+    ``choose_num_splits`` with the variant's minimum split length (shorter for tile-reduce
+    variants) and its head grouping for this format, as ``TritonDecodePlan`` calls it."""
     try:
-        from ..kernels.triton.launch import choose_num_splits, heads_per_program
+        from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
+                                             heads_per_program)
         from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
     except Exception:  # triton missing: no heuristic to show
         return None
@@ -366,8 +389,9 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
 
     c = case_from_name(case_name)
     v = get_variant(variant or DEFAULT_VARIANT[kv_format])
-    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
-    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
+    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, kv_format)
+    min_tokens = MIN_SPLIT_TOKENS_TILE_REDUCE if v.tile_reduce else MIN_SPLIT_TOKENS
+    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
 
 
 def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132, num_cus: int = 256) -> pd.DataFrame | None:
@@ -383,7 +407,7 @@ def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 1
     for c in cases:
         for f in kv_formats:
             v = get_variant(DEFAULT_VARIANT[f])
-            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len)
+            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, f)
             s = heuristic_splits(c.name, v.name, f, num_sms)
             ctas = c.batch_size * groups * s
             rows.append(dict(case=c.name, kv_format=f, variant=v.name, block_n=v.block_n, head_groups=groups,
@@ -431,6 +455,8 @@ def default_rows(df: pd.DataFrame | None, backend: str = "triton", kv_format: st
     m = _default_config(rows)
     if variant is not None:
         m &= rows["variant"] == variant
+    if "purpose" in rows and (m & (rows["purpose"] == "leaderboard")).any():
+        m &= rows["purpose"] == "leaderboard"  # the manifest's leaderboard runs, not a later sweep of the same config
     rows = rows[m]
     if rows.empty:
         return None
@@ -549,6 +575,7 @@ def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None
     def rec(entry, b, f, case, r):
         return dict(entry=entry, backend=b, kv_format=f, case=case, time_us=r[f"{mode}_median_us"],
                     cold_us=r["cold_median_us"], warm_us=r["warm_median_us"], kernel_us=r["kernel_median_us"],
+                    pct_read_bw=r.get(f"{mode}_pct_read_bw", float("nan")),
                     host_floor_us=r.get("host_floor_us", float("nan")), read_gbs=r.get("read_gbs", float("nan")),
                     run_id=r.get("run_id"), variant=r["variant"], config=r["config"],
                     plan_config=r.get("plan_config"), command=r.get("command"), source_csv=r.get("source_csv"))
@@ -573,6 +600,8 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
     if rows is None:
         return None
     rows = rows[_default_config(rows)].dropna(subset=["cold_median_us", "kernel_median_us"])
+    if "purpose" in rows and (rows["purpose"] == "leaderboard").any():
+        rows = rows[rows["purpose"] == "leaderboard"]  # the manifest's leaderboard runs
     if rows.empty:
         return None
     rows = latest(rows, ["backend", "kv_format", "case"])
@@ -616,3 +645,25 @@ def variant_order(names) -> list:
         m = re.match(r"v(\d+)_", str(n))
         return (0, int(m.group(1)), "") if m else (1, 0, str(n))
     return sorted(names, key=key)
+
+
+def speedups(df: pd.DataFrame | None, backend: str = "triton", ref: str = "flashinfer", modes=("kernel", "cold")) -> pd.DataFrame | None:
+    """time(ref) / time(backend) per case, KV format and mode for the default-config rows (the
+    manifest's leaderboard runs where tagged). A format ``ref`` lacks (MXFP4 for FlashInfer) is
+    compared with ref's fp8. Columns: case, kv_format, mode, pair, speedup."""
+    out = []
+    for m in modes:
+        a = default_rows(df, backend)
+        rows = ok_rows(df, backend=ref, q_format="bf16")
+        if a is None or rows is None:
+            return None
+        b = rows[_default_config(rows)]
+        if "purpose" in b and (b["purpose"] == "leaderboard").any():
+            b = b[b["purpose"] == "leaderboard"]
+        bt = latest(b, ["kv_format", "case"]).set_index(["kv_format", "case"])[f"{m}_median_us"]
+        for _, r in a.iterrows():
+            rf = r["kv_format"] if r["kv_format"] in set(b["kv_format"]) else "fp8"
+            if (rf, r["case"]) in bt.index and r[f"{m}_median_us"] == r[f"{m}_median_us"]:
+                out.append(dict(case=r["case"], kv_format=r["kv_format"], mode=m, pair=f"{backend} {r['kv_format']} vs {ref} {rf}",
+                                speedup=bt[(rf, r["case"])] / r[f"{m}_median_us"]))
+    return pd.DataFrame(out) if out else None

@@ -142,3 +142,55 @@ def measured_read_gbs(df: pd.DataFrame) -> float | None:
     if df is None or "read_gbs" not in df or df["read_gbs"].dropna().empty:
         return None
     return float(df["read_gbs"].dropna().median())
+
+
+# --- static ceilings: instruction issue and shared memory per KV token (sm90) ----------------------
+@dataclass(frozen=True)
+class IssueModel:
+    """Per-SM throughput limits that a per-KV-token instruction / shared-memory count turns into
+    a time floor (a ceiling on throughput: no kernel issues faster)."""
+    sms: int
+    clock_ghz: float
+    warp_instr_per_clk: float  # warp-instructions an SM can issue per clock (one per scheduler)
+    smem_bytes_per_clk: float  # shared-memory bytes an SM can move per clock
+    sources: tuple[str, ...] = ()
+
+
+SM90_ISSUE = IssueModel(
+    sms=132, clock_ghz=1.98, warp_instr_per_clk=4, smem_bytes_per_clk=128,
+    sources=("NVIDIA H100/H200 SXM5: 132 SMs, 1,980 MHz max boost clock (Hopper architecture whitepaper)",
+             "4 warp schedulers per SM, each issues at most one warp-instruction per clock",
+             "shared memory: 32 banks x 4 B = 128 B per clock per SM"))
+
+# columns of data/static/sm90/triton.csv the ceilings read (python -m mla isa --target sm90)
+STATIC_COLUMNS = ("sass_wgmma", "warp_instr_per_token", "smem_bytes_per_token")
+
+
+def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable[P.Case] = P.LEADERBOARD,
+                    read_gbs: float | None = None, model: IssueModel = SM90_ISSUE,
+                    head_groups: int = 1) -> pd.DataFrame | None:
+    """Per (case, kv_format) for the variant ``variants[kv_format]``: the memory floor at
+    ``read_gbs``, the issue floor (token visits x warp-instructions per token / (SMs x issue
+    rate)) and the shared-memory floor (token visits x smem bytes per token / (SMs x 128 B/clk)).
+    A token visit is one KV token streamed by one program (``head_groups`` programs per token).
+    Columns absent from ``static`` give NaN floors (the ISA report may not have them yet); None
+    when ``static`` is None."""
+    if static is None:
+        return None
+    st = static[~static["kernel"].astype(str).str.contains("reduce")] if "kernel" in static else static
+    bw = float(read_gbs or get_device("h200").hbm_gbs)
+    per_sm_clk = model.sms * model.clock_ghz * 1e9
+    rows = []
+    for f, v in variants.items():
+        hit = st[(st["variant"] == v) & (st["kv_format"] == f)]
+        rec = hit.iloc[0] if len(hit) else pd.Series(dtype=float)
+        vals = {c: float(rec[c]) if c in rec and pd.notna(rec[c]) else float("nan") for c in STATIC_COLUMNS}
+        for c in cases:
+            visits = c.total_kv * head_groups
+            rows.append(dict(case=c.name, kv_format=f, variant=v, **vals, token_visits=visits, flops=P.flops(c),
+                             io_bytes=P.io_bytes(c, f), mem_floor_us=P.io_bytes(c, f) / (bw * 1e3),
+                             issue_floor_us=visits * vals["warp_instr_per_token"] / (per_sm_clk * model.warp_instr_per_clk) * 1e6,
+                             smem_floor_us=visits * vals["smem_bytes_per_token"] / (per_sm_clk * model.smem_bytes_per_clk) * 1e6))
+    out = pd.DataFrame(rows)
+    out["static_floor_us"] = out[["mem_floor_us", "issue_floor_us", "smem_floor_us"]].max(axis=1)
+    return out

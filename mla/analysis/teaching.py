@@ -88,3 +88,124 @@ def shape_walkthrough(data) -> list[tuple[str, tuple, str]]:
         ("out = softmax(scores) V", (bs * s, h, P.V_HEAD_DIM), "bf16 output, 512 dims per head"),
         ("qo_indptr / kv_indptr", (tuple(qo.shape), tuple(kvp.shape)), "packed-batch offsets (int32)"),
     ]
+
+
+# --- weight absorption ---------------------------------------------------------------------------
+NOPE_DIM = 128  # DeepSeek-R1's per-head "no position" query/key width before absorption (qk_nope_head_dim)
+
+
+def absorption_check(num_heads: int = 4, kv_len: int = 50, seed: int = 0) -> dict:
+    """Weight absorption, numerically (fp64): naive MLA (decompress every KV row into per-head
+    k_nope = W_UK c and v = W_UV c) against the absorbed form (q_lat = W_UK^T q_nope, attend over
+    the latent c itself: keys [c, k_rope] of width 512 + 64 = 576, values c (the first 512 of the
+    same row), then o = W_UV o_lat). Returns both outputs' max difference and the widths."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)  # noqa: E731
+    c, k_rope = r(kv_len, P.V_HEAD_DIM), r(kv_len, P.QK_ROPE_HEAD_DIM)  # the cached row: latent + shared rope key
+    q_nope, q_rope = r(num_heads, NOPE_DIM), r(num_heads, P.QK_ROPE_HEAD_DIM)
+    w_uk, w_uv = r(num_heads, NOPE_DIM, P.V_HEAD_DIM) / 23, r(num_heads, NOPE_DIM, P.V_HEAD_DIM) / 23
+    scale = 1 / math.sqrt(NOPE_DIM + P.QK_ROPE_HEAD_DIM)
+    k_nope = torch.einsum("hdl,nl->hnd", w_uk, c)  # naive: (H, n, 128) per head
+    s_naive = torch.einsum("hd,hnd->hn", q_nope, k_nope) + q_rope @ k_rope.T
+    v = torch.einsum("hdl,nl->hnd", w_uv, c)  # naive: per-head values (H, n, 128)
+    o_naive = torch.einsum("hn,hnd->hd", torch.softmax(s_naive * scale, -1), v)
+    q_abs = torch.cat([torch.einsum("hd,hdl->hl", q_nope, w_uk), q_rope], -1)  # (H, 576)
+    kv = torch.cat([c, k_rope], -1)  # (n, 576): the one cached row
+    o_lat = torch.softmax((q_abs @ kv.T) * scale, -1) @ kv[:, : P.V_HEAD_DIM]  # (H, 512)
+    o_abs = torch.einsum("hl,hdl->hd", o_lat, w_uv)
+    return dict(max_abs_diff=float((o_naive - o_abs).abs().max()), q_width=q_abs.shape[-1], v_width=o_lat.shape[-1],
+                naive_bytes_per_token_per_head=2 * 2 * NOPE_DIM, absorbed_bytes_per_token=2 * kv.shape[-1])
+
+
+# --- split-K with a skewed softmax ------------------------------------------------------------------
+def skewed_input(kv_len: int = 1000, focus: tuple[int, int] = (760, 780), strength: float = 0.16, seed: int = 1):
+    """One batch element whose keys in ``focus`` point along the heads' mean query: the softmax mass
+    piles up there, so the LSE merge weights are far from the chunks' share of tokens."""
+    import mla
+
+    data = mla.generate_input(1, 1, kv_len, seed=seed)
+    q, kv_data, qo, kvp, config = data
+    kv = kv_data["bf16"].float()
+    qm = q.float().mean(dim=(0, 1))
+    kv[focus[0]:focus[1], 0] += strength * qm / qm.norm() * math.sqrt(P.QK_HEAD_DIM) * 4
+    kv = kv.bfloat16()
+    from ..quant import quantize_fp8, quantize_mxfp4
+
+    kv_fp8, s = quantize_fp8(kv)
+    packed, sc = quantize_mxfp4(kv.reshape(kv_len, P.QK_HEAD_DIM))
+    pad = torch.zeros_like(kv_data["mxfp4"][1])
+    pad[:, : sc.shape[1]] = sc
+    return (q, {"bf16": kv, "fp8": (kv_fp8, s), "mxfp4": (packed, pad)}, qo, kvp, config)
+
+
+# --- MXFP4 worked example ---------------------------------------------------------------------------
+def mxfp4_block_walkthrough(block: torch.Tensor) -> tuple["pd.DataFrame", dict]:
+    """One 32-element block through mla.quant's MXFP4 encoder, step by step: per element the input,
+    x / 2**e, the E2M1 value it rounds to, its 4-bit code and the decoded value; plus the block's
+    amax, the unbiased exponent e (aiter's "even" rule), the E8M0 byte, and the 17 bytes it takes
+    (16 of nibbles, 1 scale) against 64 in bf16. The codes are the encoder's own (checked)."""
+    import pandas as pd
+
+    from .. import quant
+
+    x = block.float().reshape(-1)
+    if x.numel() != quant.MXFP4_BLOCK:
+        raise ValueError(f"an MXFP4 block has {quant.MXFP4_BLOCK} elements, got {x.numel()}")
+    packed, scales = quant.quantize_mxfp4(x[None])
+    codes = torch.stack([packed[0] & 0xF, packed[0] >> 4], -1).reshape(-1)
+    e = int(scales[0, 0]) - quant.E8M0_BIAS
+    deq = quant.dequantize_mxfp4(packed, scales)[0]
+    amax = float(x.abs().max())
+    tab = pd.DataFrame(dict(x=x.numpy(), x_over_scale=(x / 2.0 ** e).numpy(), e2m1=quant.e2m1_to_float(codes).numpy(),
+                            code=[f"{int(c):04b}" for c in codes], decoded=deq.numpy()))
+    mant = amax / 2.0 ** math.floor(math.log2(amax)) if amax > 0 else 0.0
+    info = dict(amax=amax, amax_mantissa=mant, exponent=e, scale=2.0 ** e, e8m0_byte=int(scales[0, 0]),
+                rounds_up=mant >= 1.75, floor_rule_exponent=math.floor(math.log2(amax)) - 2 if amax > 0 else None,
+                packed_hex=packed[0].numpy().tobytes().hex(" "), bytes_mxfp4=packed.shape[1] + 1, bytes_bf16=2 * x.numel())
+    return tab, info
+
+
+# --- Little's law: bytes in flight ------------------------------------------------------------------
+def littles_law(total_bytes, bandwidth_gbs: float, latency_us: float, fixed_us: float = 0.0):
+    """A pipe model of one kernel: time = fixed + latency + bytes / bandwidth (the first byte
+    arrives after one memory latency; then the pipe streams at ``bandwidth`` only if enough bytes
+    are in flight: bandwidth x latency, Little's law). Returns (time_us, % of bandwidth achieved)."""
+    import numpy as np
+
+    b = np.asarray(total_bytes, dtype=float)
+    stream_us = b / (bandwidth_gbs * 1e3)
+    t = fixed_us + latency_us + stream_us
+    return t, 100 * stream_us / t
+
+
+def bytes_in_flight(ctas: int, stages: int, block_n: int, kv_format: str) -> float:
+    """KV bytes a launch keeps in flight: every CTA has ``stages - 1`` tiles of ``block_n`` tokens
+    requested ahead of the one it computes on."""
+    return ctas * max(1, stages - 1) * block_n * P.KV_BYTES_PER_TOKEN[kv_format]
+
+
+# --- the explorer: case and splits -> bytes, floors, CTAs, partial traffic ----------------------------
+def explore(case: str = "bs4-kv8192-q1-h16", num_splits: int | None = None, kv_format: str = "mxfp4",
+            bandwidth_gbs: float | None = None, num_sms: int = 132, heads_per_program: int = 16):
+    """What one (case, num_splits, KV format) costs before any kernel runs: KV and partial bytes,
+    the memory floor with and without the partials, CTAs and CTAs per SM. ``num_splits=None`` takes
+    the Triton heuristic's pick (where triton imports). A one-row DataFrame."""
+    import pandas as pd
+
+    from . import measured, roofline
+
+    c = P.case_from_name(case)
+    if num_splits is None:
+        num_splits = measured.heuristic_splits(case, None, kv_format, num_sms) or 1
+    if not 1 <= int(num_splits) <= 64:
+        raise ValueError(f"num_splits must be in [1, 64], got {num_splits}")
+    bw = bandwidth_gbs or roofline.get_device("h200").hbm_gbs
+    queries = c.batch_size * c.q_seq_len
+    partial = 0 if num_splits == 1 else 2 * queries * c.num_heads * num_splits * (P.V_HEAD_DIM + 1) * 4  # fp32, written + read
+    io = P.io_bytes(c, kv_format)
+    ctas = c.batch_size * (c.num_heads // heads_per_program) * int(num_splits)
+    return pd.DataFrame([dict(case=case, kv_format=kv_format, num_splits=int(num_splits), io_MB=io / 1e6,
+                              partial_MB=partial / 1e6, partial_share=partial / (io + partial),
+                              mem_floor_us=io / (bw * 1e3), floor_with_partials_us=(io + partial) / (bw * 1e3),
+                              ctas=ctas, ctas_per_sm=ctas / num_sms,
+                              tokens_per_split=math.ceil(c.kv_seq_len / int(num_splits)), bandwidth_gbs=bw)])

@@ -273,26 +273,50 @@ def cmd_bench(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import print_summary
+    """Compact case x entry tables of result rows: ``files`` (paths or globs), or with none (or
+    ``--manifest``) the rows data/manifest.toml names; ``--run`` keeps only those run ids."""
+    from .report import print_compact, print_summary
     from .schema import load_results
 
     import glob
 
     import pandas as pd
 
-    frames = []
-    for pattern in args.files:  # a file that does not validate is named and skipped, not fatal
-        for f in sorted(glob.glob(pattern)) or [pattern]:
-            try:
-                frames.append(load_results(f))
-            except (ValueError, OSError) as e:
-                print(f"skipping {f}: {e}")
-    if not frames:
-        raise ValueError(f"no readable result files in {args.files}")
-    df = pd.concat(frames, ignore_index=True)
+    if args.manifest or not args.files:
+        from ..analysis import manifest  # the CLI sits on top: the manifest loader is analysis-level
+
+        df = manifest.rows(args.device, include_stale=args.include_stale)
+        if df is None:
+            raise ValueError(f"no rows for device {args.device!r} through {manifest.default_path()}")
+    else:
+        frames = []
+        for pattern in args.files:  # a file that does not validate is named and skipped, not fatal
+            for f in sorted(glob.glob(pattern)) or [pattern]:
+                try:
+                    frames.append(load_results(f))
+                except (ValueError, OSError) as e:
+                    print(f"skipping {f}: {e}")
+        if not frames:
+            raise ValueError(f"no readable result files in {args.files}")
+        df = pd.concat(frames, ignore_index=True)
+    if args.run:
+        want = _csv_list(args.run)
+        hit = df["run_id"].map(lambda r: any(str(r).endswith(w) for w in want))
+        if not hit.any():
+            raise ValueError(f"no rows of run(s) {want}; runs present: {sorted(df['run_id'].unique())}")
+        df = df[hit]
+    if args.purpose:
+        if "purpose" not in df:
+            raise ValueError("--purpose needs rows read through the manifest (--manifest)")
+        df = df[df["purpose"].isin(_csv_list(args.purpose))]
     if args.case:
         df = df[df["case"].isin(_csv_list(args.case))]
-    print_summary(df)
+    if df.empty:
+        raise ValueError("no rows left after the selection")
+    if args.long:
+        print_summary(df)
+    else:
+        print_compact(df, modes=_csv_list(args.mode) if args.mode else None)
     return 0
 
 
@@ -331,7 +355,14 @@ def register(sub) -> None:
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("report", help="summary tables of result CSVs (validated by load_results)")
-    p.add_argument("files", nargs="+", help="CSV paths or globs")
+    p = sub.add_parser("report", help="compact tables of result rows: CSV files, or the runs data/manifest.toml names")
+    p.add_argument("files", nargs="*", help="CSV paths or globs (none: the manifest's runs)")
+    p.add_argument("--manifest", action="store_true", help="the runs data/manifest.toml names (the default without files)")
+    p.add_argument("--device", default="h200", help="device folder under data/measured/ (with --manifest)")
+    p.add_argument("--include-stale", action="store_true", help="also rows the manifest flags as older code")
+    p.add_argument("--run", default=None, help="only these run ids (or their endings, e.g. 9bf7), comma-separated")
+    p.add_argument("--purpose", default=None, help="only runs of these manifest purposes (leaderboard, splits, ...)")
     p.add_argument("--case", default=None, help="only these case names, comma-separated")
+    p.add_argument("--mode", default=None, help="time modes to tabulate, comma-separated (default: all present)")
+    p.add_argument("--long", action="store_true", help="the per-row tables of a bench run instead")
     p.set_defaults(func=cmd_report)

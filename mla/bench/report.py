@@ -81,3 +81,65 @@ def print_summary(df: pd.DataFrame, console=None) -> None:
                       f"read {r['read_gbs']:.0f} GB/s, copy {r['copy_gbs']:.0f} GB/s | host floor "
                       f"{r.get('host_floor_us', float('nan')):.1f} us | run {r['run_id']}",
                       markup=False, highlight=False)
+
+
+# --- compact report (``python -m mla report``): case x entry pivots, one per time mode -------------
+ENTRY_PARTS = ["backend", "kv_format", "q_format", "variant", "config"]
+
+
+def entry_labels(df: pd.DataFrame) -> pd.Series:
+    """One short label per row: ``backend kv_format`` plus the parts of ENTRY_PARTS that vary
+    within that backend and format (e.g. ``triton fp8 num_splits: 4``), so a sweep stays apart."""
+    extra = [c for c in ENTRY_PARTS[2:] if c in df
+             and (df.groupby(["backend", "kv_format"])[c].nunique(dropna=False) > 1).any()]
+    lab = df[["backend", "kv_format"] + extra].astype(str).agg(" ".join, axis=1)
+    lab = lab.str.replace(r'[{}"]', "", regex=True).str.replace(r"graph: true,? ?", "", regex=True)
+    return lab.str.replace(r"\s*,?\s*$", "", regex=True)
+
+
+def compact_frame(df: pd.DataFrame, mode: str = "cold") -> pd.DataFrame:
+    """case x entry median times (us) of ``mode`` for the ok rows (newest row per cell), with a last
+    row ``geomean (n/8)``: the geomean over the cases the entry passed and how many those are."""
+    col = f"{mode}_median_us"
+    if col not in df:
+        raise ValueError(f"no column {col!r}: mode must be one of {MODES}")
+    ok = df[(df["status"] == "ok") & df[col].notna()].copy()
+    if ok.empty:
+        return pd.DataFrame()
+    ok["entry"] = entry_labels(ok)
+    entries = list(dict.fromkeys(ok.sort_values(["backend", "kv_format"], kind="stable")["entry"]))  # run order within
+    ok = ok.sort_values("timestamp_utc").groupby(["case", "entry"], sort=False).tail(1)
+    order = list(dict.fromkeys(df["case"]))
+    t = ok.pivot(index="case", columns="entry", values=col)
+    t = t.reindex(index=[c for c in order if c in set(ok["case"])], columns=entries)
+    gm = {e: f"{geomean(t[e].dropna()):.1f} ({t[e].notna().sum()}/{len(t)})" for e in t.columns}
+    out = t.map(_fmt).astype(object)
+    out.loc["geomean (cases)"] = pd.Series(gm)
+    return out
+
+
+def print_compact(df: pd.DataFrame, modes=None, console=None, max_cols: int = 8) -> None:
+    """The compact report: per time mode, case x entry tables of at most ``max_cols`` entries,
+    then one provenance line per run (device, versions, commit, read probe)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=180)
+    for m in modes or modes_present(df):
+        t = compact_frame(df, m)
+        for k in range(0, t.shape[1], max_cols):
+            part = t.iloc[:, k:k + max_cols]
+            tab = Table(title=f"{m} median us (geomean over the cases that passed)", box=box.SIMPLE, pad_edge=False)
+            tab.add_column("case", no_wrap=True)
+            for c in part.columns:
+                tab.add_column(c, justify="right")
+            for case, rec in part.iterrows():
+                tab.add_row(case, *[str(v) if v == v else "-" for v in rec])
+            console.print(tab)
+    for rid, g in df.groupby("run_id", sort=False):
+        r = g.iloc[0]
+        bad = int((g["status"] != "ok").sum())
+        console.print(f"run {rid}: {len(g)} rows{f' ({bad} not ok)' if bad else ''} | {r['device']} | torch {r['torch']} "
+                      f"| triton {r['triton']} | commit {str(r['git_commit'])[:7]} | read {r['read_gbs']:.0f} GB/s"
+                      + (f" | purpose {r['purpose']}" if "purpose" in g else ""), markup=False, highlight=False)

@@ -34,6 +34,11 @@ class Variant:
     lat_chunks: int = 1  # swapab: latent dims cut into 1 / 2 / 4 chunks (own loads, QK partials, PV accumulators)
     qk_f16: bool = False  # swapab: QK^T on fp16 (Q one fp16 term, K = the fp16 V tile) instead of e4m3
 
+    @property
+    def kv_formats(self) -> tuple[str, ...]:
+        """The KV formats this variant takes (generation 2 is an fp8-QK design: quantized KV only)."""
+        return ("fp8", "mxfp4") if self.family == "swapab" else ("bf16", "fp8", "mxfp4")
+
     def as_dict(self) -> dict:
         return asdict(self)
 

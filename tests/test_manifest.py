@@ -1,0 +1,168 @@
+"""One row set: data/manifest.toml, the loader, README's headline numbers and ``report`` agree.
+
+When a campaign adds runs, the lead edits the manifest; these tests then fail until README's table
+says what the manifest's rows give."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mla.analysis import manifest, measured
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+
+
+@pytest.fixture(scope="module")
+def man():
+    m = manifest.load(ROOT / "data" / "manifest.toml")
+    assert m is not None, "data/manifest.toml is missing"
+    return m
+
+
+@pytest.fixture(scope="module")
+def rows(man):
+    df = manifest.rows("h200", man=man)
+    assert df is not None
+    return df
+
+
+def test_every_listed_run_exists_with_the_purpose_its_command_says(man, rows):
+    for rid, purpose in zip(man.runs.run_id, man.runs.purpose):
+        got = rows[rows.run_id == rid]
+        assert len(got), f"manifest run {rid} has no rows under data/measured/"
+        inferred = set(got.command.map(manifest.infer_purpose))
+        assert inferred == {purpose}, f"{rid}: manifest says {purpose}, its command says {inferred}"
+
+
+def test_stale_campaigns_are_flagged_and_kept_out(man):
+    everything = manifest.tag(measured.load_measured("h200"), man)
+    old = everything[everything.git_commit.str.startswith("3dcb333")]
+    assert len(old) and old.stale.all() and (old.campaign == "campaign1").all()
+    current = manifest.rows("h200", man=man)
+    assert not current.stale.any() and not current.run_id.isin(old.run_id).any()
+    with_old = manifest.rows("h200", man=man, include_stale=True)
+    assert with_old.stale.any()
+
+
+def test_bad_manifest_is_refused(tmp_path):
+    p = tmp_path / "manifest.toml"
+    p.write_text('[[run]]\ndevice = "h200"\nrun_id = "x"\npurpose = "fastest"\n')
+    with pytest.raises(ValueError, match="unknown purpose"):
+        manifest.load(p)
+    p.write_text('[[run]]\ndevice = "h200"\npurpose = "splits"\n')
+    with pytest.raises(ValueError, match="needs device, run_id and purpose"):
+        manifest.load(p)
+
+
+def _readme_geomeans() -> dict:
+    """README's result table: {(backend, kv_format): us or None for '—'}."""
+    text = README.read_text()
+    block = text[text.index("## Results"):]
+    fmts = ("bf16", "fp8", "mxfp4")
+    out = {}
+    for line in block.splitlines():
+        cells = [c.strip().replace("*", "") for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not line.startswith("|"):
+            continue
+        name = cells[0].split()[0] if cells[0] else ""
+        if name not in ("triton", "flashinfer", "torch"):
+            continue
+        for f, c in zip(fmts, cells[1:]):
+            m = re.fullmatch(r"(\d+) us", c)
+            out[(name, f)] = int(m.group(1)) if m else None
+    return out
+
+
+def test_readme_geomeans_equal_the_manifest_rows(rows):
+    readme = _readme_geomeans()
+    assert len(readme) == 9, f"README's result table should have 3 backends x 3 formats, parsed {readme}"
+    head = manifest.headline(rows, "cold")
+    for (b, f), v in readme.items():
+        got = head.loc[b, f] if b in head.index and f in head.columns else float("nan")
+        if v is None:
+            assert got != got, f"README says — for {b} {f} but the manifest rows give {got:.1f} us"
+        else:
+            assert got == got and round(got) == v, f"README: {b} {f} {v} us; manifest rows: {got:.1f} us"
+
+
+def test_readme_bandwidth_and_bs256_kernel_times_equal_the_manifest_rows(man, rows):
+    text = README.read_text()
+    bw, rid = manifest.read_bandwidth(rows, man)
+    m = re.search(r"measured read bandwidth \((\d+) GB/s", text)
+    assert m and int(m.group(1)) == round(bw), f"README's read bandwidth should be {bw:.0f} GB/s (run {rid})"
+    big = rows[(rows.purpose == "leaderboard") & (rows.case == "bs256-kv8192-q1-h16") & (rows.status == "ok")]
+    for b, f, pattern in (("triton", "bf16", r"Triton bf16 \*\*(\d+) us = (\d+)%"),
+                          ("triton", "fp8", r"Triton fp8 (\d+) us \((\d+)%\)"),
+                          ("triton", "mxfp4", r"MXFP4 (\d+) us \((\d+)%\)"),
+                          ("flashinfer", "bf16", r"FlashInfer bf16 (\d+) us")):
+        r = big[(big.backend == b) & (big.kv_format == f)].iloc[0]
+        m = re.search(pattern, text)
+        assert m, f"README lost its bs256-kv8192 sentence for {b} {f} ({pattern})"
+        assert int(m.group(1)) == round(r.kernel_median_us), f"{b} {f}: README {m.group(1)}, row {r.kernel_median_us:.1f}"
+        if m.lastindex == 2:
+            assert int(m.group(2)) == round(r.kernel_pct_read_bw), f"{b} {f} %: README {m.group(2)}, row {r.kernel_pct_read_bw:.1f}"
+
+
+def test_report_prints_a_compact_table_of_the_manifest(capsys):
+    from mla.cli import main
+
+    assert main(["report", "--purpose", "leaderboard", "--mode", "cold"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert len(lines) < 40, f"the leaderboard report should fit a screen, got {len(lines)} lines"
+    gm = manifest.headline(manifest.rows("h200"), "cold")
+    assert f"{gm.loc['triton', 'bf16']:.1f} (8/8)" in out
+    assert main(["report", "--run", "nosuchrun"]) == 2  # a ValueError, named
+
+
+def test_split_table_agrees_with_the_plans_recorded_num_splits(rows):
+    """measured.heuristic_splits (notebook 03's table and figure) must give the num_splits each
+    default-config Triton row's plan actually used (plan_config)."""
+    pytest.importorskip("triton")
+    d = measured.default_rows(rows[rows.purpose == "leaderboard"], "triton")
+    assert d is not None and len(d) == 24
+    for _, r in d.iterrows():
+        used = json.loads(r.plan_config)["num_splits"]
+        assert measured.heuristic_splits(r.case, r.variant, r.kv_format) == used, (r.case, r.kv_format, r.variant)
+    occ = measured.occupancy_table([measured.P.case_from_name("bs4-kv1024-q1-h16")])
+    assert set(occ.heuristic_splits) == {32}  # tile-reduce defaults: 32-token minimum split
+
+
+def test_notebook_05_geomeans_equal_readme(rows):
+    """What notebook 05 prints (measured.shootout -> geomeans on the manifest's rows) is README's table."""
+    gm = measured.geomeans(measured.shootout(rows, "cold"))
+    readme = _readme_geomeans()
+    for (b, f), v in readme.items():
+        entry = f"{b} {f}" + (" (default)" if b == "triton" else "")
+        if v is None:
+            assert entry not in gm.index or not gm.loc[entry, "complete"]
+        else:
+            assert gm.loc[entry, "complete"] and round(gm.loc[entry, "geomean_us"]) == v, (entry, gm.loc[entry, "geomean_us"], v)
+
+
+def test_readme_prose_numbers_equal_the_manifest_rows(rows):
+    """The other measured numbers of README's Results: best-format geomean, host floor range, the
+    Triton graph path's cold-minus-kernel gap, and the FlashInfer bs4-kv1024 example."""
+    from mla.bench.stats import geomean
+
+    text = README.read_text()
+    lb = rows[(rows.purpose == "leaderboard") & (rows.status == "ok") & (rows.q_format == "bf16")]
+    tri = lb[lb.backend == "triton"]
+    m = re.search(r"best format per shape: (\d+) us", text)
+    assert m and int(m.group(1)) == round(geomean(tri.groupby("case").cold_median_us.min()))
+    m = re.search(r"host cost per call is (\d+)–(\d+) us", text)
+    floors = lb.groupby("run_id").host_floor_us.first()
+    assert m and (int(m.group(1)), int(m.group(2))) == (math.floor(floors.min()), math.ceil(floors.max()))
+    gap = tri.cold_median_us - tri.kernel_median_us
+    m = re.search(r"gap of the Triton graph path is (\d+)–(\d+) us", text)
+    assert m and (int(m.group(1)), int(m.group(2))) == (round(gap.min()), round(gap.max()))
+    fi = lb[(lb.backend == "flashinfer") & (lb.kv_format == "bf16") & (lb.case == "bs4-kv1024-q1-h16")].iloc[0]
+    m = re.search(r"FlashInfer bf16 at bs4-kv1024: ([\d.]+) us of kernel in a (\d+) us call", text)
+    assert m and float(m.group(1)) == round(fi.kernel_median_us, 1) and int(m.group(2)) == round(fi.cold_median_us)
