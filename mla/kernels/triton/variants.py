@@ -25,6 +25,9 @@ class Variant:
     dot_f16: bool = False  # fp16 dot operands (fp8 KV only)
     prefetch: bool = False  # register double buffer of the raw KV tile (for fp8 / MXFP4 decode paths)
     tile_reduce: bool = False  # split reduce: all splits of a (query, head, d-block) as one tile (no split loop)
+    fused_reduce: bool = False  # split reduce inside the split kernel (last program per group merges): 1 launch
+    balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
+    partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,6 +84,30 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v37_n32_w4_s3_mxw_tr", 32, 4, 3, 0, "v27 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
+    # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
+    # measured on a GPU): the split kernel merges its own partials (the last program of each group)
+    Variant("v50_n32_w4_s3_fr", 32, 4, 3, 0, "v28's split kernel + fused reduce: one launch, partials "
+            "merged by the last program of each (batch element, head group)", fused_reduce=True),
+    Variant("v51_n32_w4_s2_f16wp_fr", 32, 4, 2, 0, "v35's split kernel + fused reduce", mx_decode=4, dot_f16=True,
+            fused_reduce=True),
+    Variant("v52_n32_w4_s2_mxw_fr", 32, 4, 2, 0, "v30's split kernel + fused reduce", mx_decode=2, dot_f16=True,
+            fused_reduce=True),
+    Variant("v53_n32_w4_s3_frb", 32, 4, 3, 0, "v50 + balanced work list: equal-token splits over the batch",
+            fused_reduce=True, balanced=True),
+    Variant("v54_n32_w4_s2_f16wp_frb", 32, 4, 2, 0, "v51 + balanced work list", mx_decode=4, dot_f16=True,
+            fused_reduce=True, balanced=True),
+    Variant("v55_n32_w4_s2_mxw_frb", 32, 4, 2, 0, "v52 + balanced work list", mx_decode=2, dot_f16=True,
+            fused_reduce=True, balanced=True),
+    Variant("v56_n32_w4_s3_frb16", 32, 4, 3, 0, "v53 + bf16 partial O (half the partial bytes)",
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v57_n32_w4_s2_f16wp_frb16", 32, 4, 2, 0, "v54 + bf16 partial O", mx_decode=4, dot_f16=True,
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v58_n32_w4_s2_mxw_frb16", 32, 4, 2, 0, "v55 + bf16 partial O", mx_decode=2, dot_f16=True,
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v59_n32_w4_s3_f16wp_frb", 32, 4, 3, 0, "v36's split kernel (3 stages, bs32/bs256 fp8 winner) + "
+            "fused reduce + balanced work list", mx_decode=4, dot_f16=True, fused_reduce=True, balanced=True),
+    Variant("v60_n32_w4_s3_mxw_frb", 32, 4, 3, 0, "v37's split kernel (3 stages) + fused reduce + balanced work "
+            "list", mx_decode=2, dot_f16=True, fused_reduce=True, balanced=True),
 )}
 
 DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/notes-triton.md,
