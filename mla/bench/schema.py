@@ -57,9 +57,12 @@ COLUMNS: dict[str, str] = {
     "git_commit": "object", "git_dirty": "object", "source_hash": "object",
     "command": "object",  # the command line that wrote the row
     "host_floor_us": "float64",  # this run's cost of one tiny torch op timed like a 'cold' call
+    "graph_floor_us": "float64",  # this run's one-kernel CUDA-graph replay of a near-empty kernel, timed like 'cold'
 }
 # columns added after the first H200 campaign: files without them still load (filled empty)
-OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan}
+OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan, "graph_floor_us": math.nan,
+                    **{f"fresh_{s}": math.nan for s in TIME_STATS}, "fresh_gbs": math.nan,
+                    "fresh_pct_read_bw": math.nan}
 
 
 def empty_row() -> dict:
