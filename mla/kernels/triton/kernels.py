@@ -545,24 +545,37 @@ def mla_decode_split_kernel(
     if SINGLE_PASS:
         o = acc / l_i[:, None]
         tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
-    elif WORK_LIST and splits_b == 1:  # a short element of a ragged batch: one split, no merge
-        o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
-        tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
-    else:
-        has = l_i > 0
-        o = acc / tl.where(has, l_i, 1.0)[:, None]
-        lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
-        part_base = (tok_out * NUM_HEADS + head) * num_splits
-        part_row = part_base + split
-        if PARTIAL_BF16:
-            tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], _to_bf16(o, DOT_FP32),
-                     mask=row_ok[:, None])
+    elif WORK_LIST:  # (nested ifs, not `WORK_LIST and ...`: a constexpr/tensor `and` is version-fragile)
+        if splits_b == 1:  # a short element of a ragged batch: one split, no merge
+            o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+            tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
         else:
-            tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], o, mask=row_ok[:, None])
-        tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
-        if FUSED_REDUCE:
-            _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
-                           part_base, splits_b, out_tile, row_ok, BLOCK_M, DOT_FP32)
+            _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
+                           (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
+                           BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
+    else:
+        _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
+                       (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
+                       BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
+
+
+@triton.jit
+def _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter, part_base, split, splits_b, out_tile, row_ok,
+                   d_lat, BLOCK_M: tl.constexpr, EXACT_RNE: tl.constexpr, PARTIAL_BF16: tl.constexpr,
+                   FUSED_REDUCE: tl.constexpr):
+    """One split's partial: O normalised by its own sum, base-2 LSE (-inf where no token was
+    visible); with FUSED_REDUCE the last program of the group then merges (:func:`_merge_if_last`)."""
+    has = l_i > 0
+    o = acc / tl.where(has, l_i, 1.0)[:, None]
+    lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
+    part_row = part_base + split
+    if PARTIAL_BF16:
+        tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], _to_bf16(o, EXACT_RNE), mask=row_ok[:, None])
+    else:
+        tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], o, mask=row_ok[:, None])
+    tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+    if FUSED_REDUCE:
+        _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_tile, row_ok, BLOCK_M, EXACT_RNE)
 
 
 @triton.jit
