@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's mla, not an installed one
 
 import mla  # noqa: E402
 from mla.bench import provenance as prov  # noqa: E402
