@@ -347,8 +347,9 @@ def test_fresh_mode_makes_new_inputs_before_every_timed_call(fake_cuda):
     assert samples == [250.0] * 3 and made == [1, 2, 3, 4]  # 1 warm-up + 3 timed, each on new inputs
     assert seen == [(f"data{i}", f"data{i}") for i in range(1, 5)]  # every output checked
     i = log.index("make2")
-    # inputs made, L2 flushed and the device idle before the start event; the check after the end event
-    assert log[i:i + 7] == ["make2", "flush", "sync", "record", "call:data2", "record", "event_sync"]
+    # eval.py's order: inputs made, device synchronized, L2 flush enqueued (not waited for: the
+    # start event queues behind it), the call, the end event; the check after it
+    assert log[i:i + 7] == ["make2", "sync", "flush", "record", "call:data2", "record", "event_sync"]
 
 
 def test_fresh_mode_fails_a_backend_that_only_works_on_fixed_inputs(fake_cuda, monkeypatch):

@@ -142,8 +142,9 @@ def load_results(paths) -> pd.DataFrame:
         if not hits:
             raise ValueError(f"no result files match {str(p)!r}")
         files += hits
-    frames = [validate(pd.read_csv(f, keep_default_na=False, na_values=[""], dtype={"config": str, "plan_config": str, "message": str}), f)
-              for f in files]
+    # every text column read as text: a source_hash such as '2e4251836778' must not become a float
+    text = {c: str for c, t in COLUMNS.items() if t == "object"}
+    frames = [validate(pd.read_csv(f, keep_default_na=False, na_values=[""], dtype=text), f) for f in files]
     return pd.concat(frames, ignore_index=True)
 
 
