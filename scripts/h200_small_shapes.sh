@@ -8,13 +8,15 @@
 #
 # Every step is `python -m mla bench` (the one harness); each has its own time limit, capped by what
 # is left of TOTAL_BUDGET, ordered by importance so a slow machine loses the least useful rows.
-# Results ($OUT, 6 files): default.csv, flashinfer.csv, old.csv, fused.csv, sweeps.csv, small_shapes.log.
+# Results ($OUT, 6 files): default.csv, flashinfer.csv, fused.csv, old.csv, sweeps.csv, small_shapes.log.
+# Rows of the fused / sweeps steps name the default variant (v28 / v35 / v30) with the knobs in
+# `config`: fused_reduce=true is v50 / v51 / v52, + balanced=true v53 / v54 / v55, + bf16 partials v56-v58.
 # Every row carries host_floor_us and graph_floor_us of its own process (same machine, same minute).
 set -uo pipefail
 
 OUT=${OUT:-out/small_shapes}
 CARRY=${CARRY:-.carry}
-MAX_SECONDS=${MAX_SECONDS:-0.3}     # sampling cap per timing mode per row
+MAX_SECONDS=${MAX_SECONDS:-0.25}     # sampling cap per timing mode per row
 TOTAL_BUDGET=${TOTAL_BUDGET:-230}   # seconds for the whole script
 mkdir -p "$OUT"
 LOG=$OUT/small_shapes.log
@@ -49,31 +51,34 @@ else say "no flashinfer bundle in $CARRY: no FlashInfer rows"; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$LOG"
 
 B=(python3 -m mla bench --max-seconds "$MAX_SECONDS" --no-progress)
+B5=("${B[@]}" --min-runs 5)          # the later steps: 5 samples at least (eval.py takes >= 3)
 LB=leaderboard
 SMALL=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16
 
 # 1. the default call, as the README shows it (DEFAULT_VARIANT, graph="auto"): 24 rows
 step default 60 "${B[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,warm,kernel,fresh \
   --out "$OUT/default.csv"
-# 2. FlashInfer, same modes (its JIT build is most of this step)
-(( HAVE_FI )) && step flashinfer 90 "${B[@]}" --cases $LB --backend flashinfer --kv-format bf16,fp8 \
-  --mode cold,warm,kernel,fresh --out "$OUT/flashinfer.csv"
-# 3. the one-launch variants on all 8 shapes: fused reduce (v50-52), + balanced work list (v53-55)
-step fused-bf16 40 "${B[@]}" --cases $LB --backend triton --kv-format bf16 --mode cold,kernel,fresh \
-  --sweep variant=v50_n32_w4_s3_fr,v53_n32_w4_s3_frb --out "$OUT/fused.csv" --append
-step fused-fp8 40 "${B[@]}" --cases $LB --backend triton --kv-format fp8 --mode cold,kernel,fresh \
-  --sweep variant=v51_n32_w4_s2_f16wp_fr,v54_n32_w4_s2_f16wp_frb,v59_n32_w4_s3_f16wp_frb --out "$OUT/fused.csv" --append
-step fused-mxfp4 40 "${B[@]}" --cases $LB --backend triton --kv-format mxfp4 --mode cold,kernel,fresh \
-  --sweep variant=v52_n32_w4_s2_mxw_fr,v55_n32_w4_s2_mxw_frb,v60_n32_w4_s3_mxw_frb --out "$OUT/fused.csv" --append
-# 4. the old call paths of the defaults: plain launches (the README call before graph="auto") and graph=True
-step old 40 "${B[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,fresh \
-  --sweep graph=false,true --out "$OUT/old.csv"
-# 5. small shapes: bf16 partials (v56-58) and the split count of the balanced variants (kernel time)
-step partials 30 "${B[@]}" --cases $SMALL --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,kernel \
-  --sweep partial_dtype=fp32,bf16 --config fused_reduce=true --config balanced=true --out "$OUT/sweeps.csv" --append
-step splits 30 "${B[@]}" --cases bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16 --backend triton \
-  --kv-format bf16,fp8,mxfp4 --mode kernel --config fused_reduce=true --config balanced=true \
-  --sweep num_splits=8,16,32,64 --out "$OUT/sweeps.csv" --append
+# 2. FlashInfer, same modes, same run (its JIT build is most of this step)
+if (( HAVE_FI )); then
+  step flashinfer 80 "${B[@]}" --cases $LB --backend flashinfer --kv-format bf16,fp8 \
+    --mode cold,warm,kernel,fresh --out "$OUT/flashinfer.csv"
+fi
+# 3. one launch per call on all 8 shapes: the default variants' kernels with the fused reduce
+#    (= v50 / v51 / v52) and with the balanced work list too (= v53 / v54 / v55): 48 rows
+step fused 60 "${B5[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,kernel,fresh \
+  --config fused_reduce=true --sweep balanced=false,true --out "$OUT/fused.csv"
+# 4. the old call path of the defaults: plain launches (the README call before graph="auto"): 24 rows
+step old 30 "${B5[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,fresh \
+  --config graph=false --out "$OUT/old.csv"
+# 5. small shapes, kernel time: split count (mean splits per element) of the balanced schedule x
+#    fp32 / bf16 partials (= v56 / v57 / v58), and the 3-stage kernels v59 / v60: 72 + 8 rows
+step splits 35 "${B5[@]}" --cases $SMALL --backend triton --kv-format bf16,fp8,mxfp4 --mode kernel \
+  --config fused_reduce=true --config balanced=true --sweep num_splits=auto,16,32,64 \
+  --sweep partial_dtype=fp32,bf16 --out "$OUT/sweeps.csv" --append
+step stages 20 "${B5[@]}" --cases $SMALL --backend triton --kv-format fp8 --mode kernel \
+  --config variant=v59_n32_w4_s3_f16wp_frb --out "$OUT/sweeps.csv" --append
+step stages-mx 20 "${B5[@]}" --cases $SMALL --backend triton --kv-format mxfp4 --mode kernel \
+  --config variant=v60_n32_w4_s3_mxw_frb --out "$OUT/sweeps.csv" --append
 
 # the summary: per (file, variant, config) geomeans over the shapes, and the floors
 python3 - "$OUT" <<'EOF' 2>&1 | tee -a "$LOG"
