@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 TORCH  ?= torch==2.13.0
 MODE   ?= $(shell python3 -c "import torch,sys; sys.stdout.write('live' if torch.cuda.is_available() else 'replay')" 2>/dev/null || echo replay)
 
-.PHONY: setup test reproduce smoke clean-venv
+.PHONY: setup test reproduce smoke info clean-venv
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,9 @@ reproduce: setup
 
 smoke: setup
 	$(PY) -m mla smoke
+
+info: setup
+	$(PY) -m mla info
 
 clean-venv:
 	rm -rf $(VENV)

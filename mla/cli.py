@@ -23,11 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .backends import BackendUnavailable
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except ValueError as e:  # bad arguments or inputs: say what is wrong, no traceback
-        print(f"error: {e}", file=sys.stderr)
+    except (ValueError, BackendUnavailable) as e:  # bad arguments or inputs, a machine that cannot:
+        print(f"error: {e}", file=sys.stderr)    # one line that says what is wrong, no traceback
         return 2
 
 

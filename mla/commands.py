@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 import torch
 
 from . import problem as P
-from .backends import backends as list_backends
+from .backends import list_backends
 from .backends import decode
 from .check import accuracy_metrics, check
 from .inputs import generate_case
@@ -17,10 +19,20 @@ from .reference import reference
 
 def smoke(case_set: str = "smoke", backends=None, device: str = "cpu", print_fn=print) -> list[dict]:
     """Every case x KV format: the reference on quantized KV against the bf16 truth, and each
-    requested (available) backend through ``mla.check``. Returns the rows; raises nothing on a
-    failed check (the row says FAIL), so a smoke run shows the whole picture."""
+    requested backend through ``mla.check``. Returns the rows; a failed check does not raise (the
+    row says FAIL), so a smoke run shows the whole picture. A requested backend that is unknown or
+    cannot run here is a ValueError before anything runs (never a quiet reference-only pass)."""
     avail = {b["name"]: b for b in list_backends()}
-    names = backends if backends is not None else [n for n, b in avail.items() if b["available"] and n == "torch"]
+    names = list(backends) if backends is not None else ["torch"]
+    for name in names:  # every requested backend must run here: no silent reference-only pass
+        b = avail.get(name)
+        if b is None:
+            raise ValueError(f"smoke: unknown backend {name!r}; choose from {list(avail)}")
+        if not b["available"]:
+            raise ValueError(f"smoke: backend {name!r} is not available here: {b['reason']}")
+        why = runs_here(name, device)
+        if why:
+            raise ValueError(f"smoke: backend {name!r} cannot run on {device}: {why}")
     rows = []
     for case in P.get_cases(case_set):
         data = generate_case(case, device=device)
@@ -44,8 +56,38 @@ def smoke(case_set: str = "smoke", backends=None, device: str = "cpu", print_fn=
     return rows
 
 
+def runs_here(name: str, device: str) -> str:
+    """Why backend ``name`` cannot run on ``device`` here ('' when it can)."""
+    from .backends import get_backend
+
+    b = get_backend(name)
+    dev = torch.device(device).type
+    if dev not in b.devices:
+        return f"it runs on {'/'.join(b.devices)}"
+    if name == "triton" and dev == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        return TRITON_CPU_NOTE
+    return ""
+
+
+TRITON_CPU_NOTE = "interpreter only (set TRITON_INTERPRET=1)"
+
+
+def _enable_triton_interpreter(backends, device) -> None:
+    """``smoke --backend triton`` on a CPU: switch the interpreter on, which only works before
+    triton is first imported (this process has not imported it yet when the CLI starts)."""
+    if backends and "triton" in backends and torch.device(device).type == "cpu" \
+            and os.environ.get("TRITON_INTERPRET") != "1" and "triton" not in sys.modules:
+        os.environ["TRITON_INTERPRET"] = "1"
+        print("smoke: CPU run, triton under its interpreter (TRITON_INTERPRET=1 set for this process)", flush=True)
+
+
 def _cmd_smoke(args) -> int:
-    rows = smoke(args.cases, args.backend.split(",") if args.backend else None, args.device)
+    from .bench.cli import check_device
+
+    device = str(check_device(args.device))
+    backends = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend else None
+    _enable_triton_interpreter(backends, device)
+    rows = smoke(args.cases, backends, device)
     bad = [r for r in rows if not r["ok"]]
     print(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
     return 1 if bad else 0
@@ -53,6 +95,10 @@ def _cmd_smoke(args) -> int:
 
 def _cmd_reproduce(args) -> int:
     from .reproduce import run_notebooks
+
+    if args.mode == "live" and not torch.cuda.is_available():  # before anything is run or written
+        raise ValueError("reproduce --mode live re-measures on a GPU; this machine has no CUDA/ROCm device "
+                         f"(torch {torch.__version__}). Use --mode replay (the default on a CPU).")
     return run_notebooks(mode=args.mode, only=args.only, timeout=args.timeout)
 
 
@@ -60,7 +106,7 @@ def register(sub) -> None:
     p = sub.add_parser("smoke", help="CPU smoke: reference + available backends on a case set, checked")
     p.add_argument("--cases", default="smoke", help=f"case set: {sorted(P.CASE_SETS)}")
     p.add_argument("--backend", default=None, help="comma list of backends (default: torch)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present)")
     p.set_defaults(func=_cmd_smoke)
     p = sub.add_parser("reproduce", help="execute notebooks/ in order, regenerating figures/")
     p.add_argument("--mode", choices=("replay", "live"), default="replay",

@@ -6,6 +6,8 @@ All three KV formats are made from the same bf16 cache, as on the leaderboard.
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 from . import problem as P
@@ -23,6 +25,8 @@ def generate_input(batch_size: int, q_seq_len: int, kv_seq_len: int, seed: int, 
     ``kv_lens`` (one length per batch element) makes a ragged batch; ``kv_seq_len`` must then be
     its maximum. The random stream depends on ``seed`` and the device type (CPU and GPU
     generators differ)."""
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int (inputs are reproducible from their seed), got {seed!r}")
     if kv_lens is not None:
         kv_lens = tuple(int(n) for n in kv_lens)
     P.validate_shape(batch_size, q_seq_len, kv_seq_len, num_heads, kv_lens)
@@ -102,7 +106,16 @@ def validate_data(data, kv_format: str | None = None, *, deep: bool = True) -> l
     for key in ("batch_size", "num_heads", "q_seq_len", "kv_seq_len"):
         if key not in config:
             raise ValueError(f"config is missing {key!r}")
-    bs, heads, s = int(config["batch_size"]), int(config["num_heads"]), int(config["q_seq_len"])
+    ints = {}
+    for key in ("batch_size", "num_heads", "q_seq_len", "kv_seq_len"):
+        v = config[key]
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"config[{key!r}] must be an int, got {v!r}")
+        ints[key] = int(v)
+    bs, heads, s = ints["batch_size"], ints["num_heads"], ints["q_seq_len"]
+    kv_lens_cfg = config.get("kv_lens")
+    P.validate_shape(bs, s, ints["kv_seq_len"], heads,
+                     None if kv_lens_cfg is None else tuple(int(n) for n in kv_lens_cfg))
     if not isinstance(q, torch.Tensor):
         raise ValueError(f"q must be a torch.Tensor, got {type(q).__name__}")
     if q.dtype != torch.bfloat16:

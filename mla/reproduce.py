@@ -2,6 +2,11 @@
 
 Each notebook has a cell tagged ``parameters`` (papermill style) that sets ``MODE = "replay"``;
 we inject ``MODE = <mode>`` right after it. A failing cell fails the whole run.
+
+Re-running on unchanged data leaves the notebooks byte-identical: no execution timestamps are
+recorded (``record_timing=False``), the injected cell has a fixed id, and a notebook whose
+normalised content did not change is not rewritten. (What the cells print is the notebooks' own
+business: a cell that prints a time or an address still changes its output.)
 """
 
 from __future__ import annotations
@@ -28,13 +33,31 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
     if idx is None:
         raise ValueError(f"{path.name} has no cell tagged 'parameters'")
     injected = nbformat.v4.new_code_cell(f'MODE = "{mode}"  # injected by mla.reproduce')
+    injected.id = INJECTED_ID  # fixed, not nbformat's random id: an unchanged run rewrites nothing
     injected.metadata["tags"] = ["injected-parameters"]
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     nb.cells.insert(idx + 1, injected)
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-    nbformat.write(nb, path)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    normalise(nb)
+    text = nbformat.writes(nb)
+    text += "" if text.endswith("\n") else "\n"  # as nbformat.write does
+    if path.read_text(encoding="utf8") != text:
+        path.write_text(text, encoding="utf8")
     return time.perf_counter() - t0
+
+
+INJECTED_ID = "injected-parameters"
+
+
+def normalise(nb) -> None:
+    """Drop what changes between identical runs: per-cell execution timestamps (older nbclient
+    versions record them regardless) and the kernel's transient metadata."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nb.metadata.pop("papermill", None)
+    nb.metadata.pop("widgets", None)
 
 
 def run_notebooks(mode: str = "replay", only: str | None = None, timeout: int = 1200) -> int:

@@ -6,8 +6,9 @@ import pytest
 import triton
 import triton.language as tl
 
-from mla.analysis.isa import parse_amdgpu_asm, parse_ptx
-from mla.analysis.isa_triton import TritonOfflineUnavailable, gpu_target, triton_rows
+from mla.analysis.isa import parse_amdgpu_asm, parse_ptx, parse_sass, sass_hottest_loop
+from mla.analysis.isa_triton import (TritonOfflineUnavailable, _cuobjdump, gpu_target, merge_rows, triton_rows,
+                                     variant_names)
 
 
 def _tiny_dot(a, b, c, N: tl.constexpr):
@@ -17,10 +18,21 @@ def _tiny_dot(a, b, c, N: tl.constexpr):
     tl.store(c + i[:, None] * N + i[None, :], tl.dot(x, y))
 
 
+def _looped_dot(a, b, c, n):  # a KV-loop-like shape: one 64x64 bf16 tile pair per trip (HGMMA on sm90)
+    r = tl.arange(0, 64)
+    acc = tl.zeros((64, 64), tl.float32)
+    for t in range(n):
+        x = tl.load(a + t * 4096 + r[:, None] * 64 + r[None, :])
+        y = tl.load(b + t * 4096 + r[:, None] * 64 + r[None, :])
+        acc = tl.dot(x, y, acc)
+    tl.store(c + r[:, None] * 64 + r[None, :], acc)
+
+
 # a compiled (not interpreted) kernel even when the CPU tests run with TRITON_INTERPRET=1
 _saved = os.environ.pop("TRITON_INTERPRET", None)
 try:
     _tiny_dot = triton.jit(_tiny_dot)
+    _looped_dot = triton.jit(_looped_dot)
 finally:
     if _saved is not None:
         os.environ["TRITON_INTERPRET"] = _saved
@@ -38,6 +50,45 @@ def test_parsers_on_a_tiny_triton_dot():
     (k,) = parse_amdgpu_asm(_tiny("gfx950").asm["amdgcn"])
     assert k.vgpr_total > 0 and k.mix["mfma"] > 0
     assert parse_ptx(_tiny("sm90").asm["ptx"])["mma"] + parse_ptx(_tiny("sm90").asm["ptx"])["wgmma"] > 0
+
+
+def test_sm90_wgmma_loop_from_a_real_compile():
+    from triton.compiler import ASTSource
+
+    src = ASTSource(fn=_looped_dot, signature={"a": "*bf16", "b": "*bf16", "c": "*fp32", "n": "i32"})
+    saved = os.environ.pop("TRITON_INTERPRET", None)  # the code generator reads it for range() loops
+    try:
+        k = triton.compile(src, target=gpu_target("sm90"), options={"num_warps": 4, "num_stages": 2})
+    finally:
+        if saved is not None:
+            os.environ["TRITON_INTERPRET"] = saved
+    _, sass = _cuobjdump(k.asm["cubin"])
+    assert parse_sass(sass)["wgmma"] > 0 and parse_ptx(k.asm["ptx"])["wgmma"] > 0
+    loop = sass_hottest_loop(sass)
+    # the 64x64x64 tile is 4 HGMMA.64x64x16 per trip, each reading 64 + 64 rows x 32 B when both come from smem
+    assert loop.mix["wgmma"] == 4 and loop.mix["mma"] == 0
+    assert loop.wgmma_smem_bytes in (4 * 64 * 32, 4 * 128 * 32)
+    assert loop.smem_write_bytes >= 2 * 64 * 64 * 2 // 4  # each warp's share of the two tiles, stored or copied in
+    assert loop.per_token(4, 64)["warp_instr_per_token"] == pytest.approx(loop.mix["instructions"] / 16)
+
+
+def test_variant_names_and_merge(tmp_path):
+    assert variant_names("v1_n32_w4_s2, v2_n64_w4_s2") == ["v1_n32_w4_s2", "v2_n64_w4_s2"]
+    with pytest.raises(ValueError, match="v999"):
+        variant_names("v1_n32_w4_s2,v999")
+    with pytest.raises(ValueError, match="unknown triton variant"):
+        variant_names("")
+    path = tmp_path / "triton.csv"
+    path.write_text("variant,kv_format,registers,git_commit\na,fp8,100,old\nb,fp8,120,old\nc,fp8,90,old\n")
+    rows, kept = merge_rows(path, [dict(variant="b", kv_format="fp8", registers=80, warp_instr_per_token=50.0),
+                                   dict(variant="d", kv_format="fp8", registers=70, warp_instr_per_token=40.0)],
+                            dict(git_commit="new"))
+    assert kept == 2
+    assert [(r["variant"], r["registers"], r["git_commit"]) for r in rows] == [
+        ("a", "100", "old"), ("b", 80, "new"), ("c", "90", "old"), ("d", 70, "new")]
+    assert rows[0]["warp_instr_per_token"] == "" and list(rows[0]) == list(rows[1])
+    rows, kept = merge_rows(tmp_path / "absent.csv", [dict(variant="a")], dict(git_commit="new"))
+    assert (rows, kept) == ([dict(variant="a", git_commit="new")], 0)
 
 
 def test_unknown_target():
@@ -58,3 +109,8 @@ def test_triton_backend_kernel_offline(target):
     else:
         assert r["registers"] > 0 and r["sass_instructions"] > 0
         assert r["ptx_mma"] + r["ptx_wgmma"] > 0
+        # one trip of the KV loop: BLOCK_N 64 tokens, 4 warps, every dot of it on tensor cores
+        assert (r["block_n"], r["num_warps"], r["loop_inner_loops"]) == (64, 4, 0)
+        assert r["loop_sass_mma"] + r["loop_sass_wgmma"] > 0
+        assert r["warp_instr_per_token"] == pytest.approx(r["loop_sass_instructions"] * 4 / 64, abs=0.01)
+        assert r["smem_bytes_per_token"] > 0 and r["loop_sass_instructions"] < r["sass_instructions"]

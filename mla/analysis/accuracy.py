@@ -43,7 +43,8 @@ from ..reference import _attend, dequantize_kv, reference
 
 SCALE_RULES = ("even", "floor")
 DEFAULT_MAX_TOKENS = 1 << 18  # 262,144 KV tokens per case: bs32 x kv8192, bs256 x kv1024
-DEFAULT_CSV = Path(__file__).resolve().parents[2] / "data" / "accuracy" / "quant_accuracy.csv"
+DEFAULT_CSV = Path(__file__).resolve().parents[2] / "data" / "accuracy" / "quant_accuracy.csv"  # tracked
+SCRATCH_CSV = Path(__file__).resolve().parents[2] / "out" / "accuracy" / "quant_accuracy.csv"  # CLI default
 COMMAND = "python -m mla.analysis.accuracy --out data/accuracy/quant_accuracy.csv"
 
 
@@ -186,12 +187,17 @@ def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                    help="cap total KV tokens per case by reducing the batch (0: no cap)")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--out", default=str(DEFAULT_CSV))
+    p.add_argument("--out", default=None,
+                   help="CSV path (default out/accuracy/quant_accuracy.csv, git-ignored; --write: the tracked "
+                        "data/accuracy/quant_accuracy.csv the notebooks read)")
+    p.add_argument("--write", action="store_true", help="without --out: update data/accuracy/quant_accuracy.csv")
 
 
 def _run(args) -> int:
+    from ..bench.cli import check_device
     from ..bench.harness import resolve_cases
 
+    check_device(args.device)
     cases = resolve_cases(args.cases)
     t0 = time.perf_counter()
 
@@ -201,7 +207,7 @@ def _run(args) -> int:
               f"({time.perf_counter() - t0:.0f}s)", flush=True)
 
     df = study(cases, max_tokens=args.max_tokens or None, device=args.device, progress=show)
-    out = Path(args.out)
+    out = Path(args.out) if args.out else (DEFAULT_CSV if args.write else SCRATCH_CSV)
     out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out, index=False)
     print(f"wrote {len(df)} rows to {out}")

@@ -6,10 +6,13 @@ Two kinds of text:
   ``; Kernel info:`` comment block (VGPR/AGPR/SGPR, scratch, LDS, occupancy) and the YAML
   metadata (spill counts, workgroup size). :func:`parse_amdgpu_asm`.
 * NVIDIA PTX / SASS and ``ptxas -v`` output. :func:`parse_ptx`, :func:`parse_sass`,
-  :func:`parse_ptxas_info`.
+  :func:`parse_ptxas_info`; :func:`sass_hottest_loop` for one trip of the main loop, with the
+  shared-memory bytes it moves (:func:`sass_smem_bytes`, :func:`sass_wgmma_smem_bytes`).
 
-Counts are *static*: an instruction inside a loop counts once. For that reason the AMD parser
-also reports the mix of the hottest loop (the largest region closed by a backward branch).
+Counts are *static*: an instruction inside a loop counts once. For that reason both parsers also
+report the mix of the hottest loop (the largest region closed by a backward branch), and the SASS
+side turns one trip of it into per-KV-token figures (:meth:`SassLoop.per_token`, the
+``SM90_LOOP_COLUMNS`` of the sm90 report).
 """
 
 from __future__ import annotations
@@ -232,7 +235,7 @@ def parse_amdgpu_asm(text: str) -> list[AmdKernelStats]:
 
 # --- NVIDIA ---------------------------------------------------------------------------------------
 NV_MIX_KEYS = ("instructions", "mma", "wgmma", "ldmatrix", "cp_async", "tma", "ld_global", "ld_shared",
-               "st_shared", "bar_sync", "ex2")
+               "st_shared", "bar_sync", "ex2", "stmatrix")
 
 
 def parse_ptx(text: str) -> Counter:
@@ -251,6 +254,8 @@ def parse_ptx(text: str) -> Counter:
             mix["wgmma"] += 1
         elif op.startswith("ldmatrix"):
             mix["ldmatrix"] += 1
+        elif op.startswith("stmatrix"):
+            mix["stmatrix"] += 1
         elif op.startswith("cp.async.bulk"):
             mix["tma"] += 1
         elif op.startswith("cp.async"):
@@ -268,37 +273,251 @@ def parse_ptx(text: str) -> Counter:
     return mix
 
 
-def parse_sass(text: str) -> Counter:
-    """Static SASS mix from ``cuobjdump -sass`` / ``nvdisasm``: HMMA/HGMMA/QGMMA counts and more."""
-    mix = Counter()
+def classify_sass(op: str) -> list[str]:
+    """NV_MIX_KEYS classes of one SASS opcode (with its dotted modifiers, e.g. ``LDSM.16.M88.4``).
+
+    mma = warp-level ``mma.sync`` (HMMA; IMMA/QMMA for int8/fp8); wgmma = warpgroup MMA
+    (HGMMA/QGMMA/IGMMA/BGMMA, ``wgmma.mma_async`` in PTX); tma = UTMALDG/UTMASTG/UBLKCP."""
+    base = op.split(".")[0]
+    out = ["instructions"]
+    cls = {"HMMA": "mma", "IMMA": "mma", "QMMA": "mma", "HGMMA": "wgmma", "QGMMA": "wgmma", "IGMMA": "wgmma",
+           "BGMMA": "wgmma", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp_async", "UBLKCP": "tma",
+           "UTMALDG": "tma", "UTMASTG": "tma", "LDG": "ld_global", "LDS": "ld_shared", "STS": "st_shared",
+           "BAR": "bar_sync"}.get(base)
+    if cls:
+        out.append(cls)
+    elif base == "MUFU" and ".EX2" in op:
+        out.append("ex2")
+    return out
+
+
+@dataclass
+class SassInstr:
+    addr: int       # byte offset in the function (the ``/*0a30*/`` column)
+    op: str         # opcode with modifiers, e.g. ``LDGSTS.E.BYPASS.LTC128B.128``
+    operands: str   # text up to the ';' (predicate guard removed)
+
+
+# '/*0a30*/   @!P0 LDGSTS.E.BYPASS.128 [R2], desc[UR6][R4.64] ;   /* 0x... */' (cuobjdump -sass, nvdisasm)
+_SASS_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)([^;]*);")
+_SASS_LABEL = re.compile(r"^\s*(\.L\w*):")   # nvdisasm labels ('.L_x_12:'); cuobjdump uses addresses
+_SASS_FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
+
+
+def sass_functions(text: str) -> dict[str, list[SassInstr]]:
+    """Function name -> its instructions, split at cuobjdump's ``Function : NAME`` headers
+    (addresses restart per function; text without a header is one function named '')."""
+    funcs: dict[str, list[SassInstr]] = {}
+    labels: dict[str, list[tuple[str, int]]] = {}  # function -> [(label, index of the next instruction)]
+    cur = ""
     for ln in text.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", ln)
-        if not m:
+        f = _SASS_FUNC.match(ln)
+        if f:
+            cur = f.group(1)
+            funcs.setdefault(cur, [])
             continue
-        op = m.group(1)
-        base = op.split(".")[0]
-        mix["instructions"] += 1
-        if base == "HMMA" or base == "IMMA":
-            mix["mma"] += 1
-        elif base in ("HGMMA", "QGMMA", "IGMMA", "BGMMA"):
-            mix["wgmma"] += 1
-        elif base == "LDSM":
-            mix["ldmatrix"] += 1
-        elif base in ("LDGSTS",):
-            mix["cp_async"] += 1
-        elif base in ("UBLKCP", "UTMALDG", "UTMASTG"):
-            mix["tma"] += 1
-        elif base == "LDG":
-            mix["ld_global"] += 1
-        elif base == "LDS":
-            mix["ld_shared"] += 1
-        elif base == "STS":
-            mix["st_shared"] += 1
-        elif base == "BAR":
-            mix["bar_sync"] += 1
-        elif base == "MUFU" and ".EX2" in op:
-            mix["ex2"] += 1
+        lab = _SASS_LABEL.match(ln)
+        if lab:
+            labels.setdefault(cur, []).append((lab.group(1), len(funcs.setdefault(cur, []))))
+            continue
+        m = _SASS_INSTR.match(ln)
+        if m:
+            funcs.setdefault(cur, []).append(SassInstr(int(m.group(1), 16), m.group(2), m.group(3).strip()))
+    # nvdisasm branches name a label: rewrite '`(.L_x_12)' into the address it stands for
+    for name, labs in labels.items():
+        body = funcs[name]
+        addr = {lab: (body[i].addr if i < len(body) else None) for lab, i in labs}
+        for ins in body:
+            if ins.op.split(".")[0] in _BRANCH_OPS:
+                ins.operands = re.sub(r"`?\((\.L\w*)\)", lambda mm: hex(addr[mm.group(1)])
+                                      if addr.get(mm.group(1)) is not None else mm.group(0), ins.operands)
+    return {k: v for k, v in funcs.items() if v}
+
+
+def parse_sass(text: str) -> Counter:
+    """Static SASS mix from ``cuobjdump -sass`` / ``nvdisasm``: HMMA vs HGMMA/QGMMA counts and more."""
+    mix = Counter()
+    for body in sass_functions(text).values():
+        for ins in body:
+            for k in classify_sass(ins.op):
+                mix[k] += 1
     return mix
+
+
+# --- SASS: the hottest loop and what one trip moves through shared memory ----------------------
+_BRANCH_OPS = ("BRA", "JMP")
+_END_OPS = ("EXIT", "RET", "KILL")
+# bytes per lane of LDS / STS / LDGSTS by width modifier (no modifier = 32 bits)
+_LANE_BYTES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
+# ldmatrix / stmatrix move .1/.2/.4 8x8 matrices of 16-bit elements = 8 rows x 16 bytes each
+_MATRIX_SHAPES = ("M88", "MT88")
+# dense warpgroup MMA: K x element size is always 256 bits = 32 bytes per row of A (M rows) and B (N rows)
+_GMMA_K = {"H": (8, 16), "Q": (32,), "I": (32,), "B": (256,)}
+_GMMA = re.compile(r"^([HQIB])GMMA\.(\d+)x(\d+)x(\d+)\b")
+
+
+def sass_smem_bytes(op: str) -> tuple[str, int] | None:
+    """('read' | 'write', bytes per warp) for a shared-memory access instruction, else None.
+
+    LDS/STS/LDGSTS: lane width (``.U8``..``.128``, none = 4 B) x 32 lanes (LDGSTS writes the shared
+    side of a cp.async). LDSM/STSM (ldmatrix/stmatrix): ``.1``/``.2``/``.4`` (none = 1) matrices x 8 rows
+    x 16 B. Every lane is assumed active (a static count). Unknown ldmatrix shapes raise ValueError."""
+    parts = op.split(".")
+    base, mods = parts[0], parts[1:]
+    if base in ("LDS", "STS", "LDGSTS"):
+        width = 4
+        for m in mods:
+            width = _LANE_BYTES.get(m, width)
+        return ("read" if base == "LDS" else "write"), 32 * width
+    if base in ("LDSM", "STSM"):
+        if not any(m in _MATRIX_SHAPES for m in mods) or "16" not in mods:
+            raise ValueError(f"unknown {base} shape in {op!r}: expected .16.M88 or .16.MT88 (8x8 b16 matrices)")
+        count = next((int(m) for m in mods if m in ("1", "2", "4")), 1)
+        return ("read" if base == "LDSM" else "write"), count * 8 * 16
+    return None
+
+
+def sass_wgmma_smem_bytes(op: str, operands: str) -> int:
+    """Shared-memory operand bytes one warpgroup MMA reads (once per warpgroup): B (N rows x 32 B)
+    always comes from a ``gdesc`` descriptor; A (M rows x 32 B) too unless its first source is a
+    register (``HGMMA.64x32x16.F32.BF16 R24, R56, gdesc[UR12], R24``). 0 for other instructions."""
+    m = _GMMA.match(op)
+    if not op.split(".")[0].endswith("GMMA"):
+        return 0
+    if not m:
+        raise ValueError(f"cannot read the MxNxK shape of warpgroup MMA {op!r}")
+    kind, mm, nn, kk = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    if kk not in _GMMA_K[kind]:
+        raise ValueError(f"{op!r}: K={kk} is not a dense {kind}GMMA shape (expected {_GMMA_K[kind]})")
+    srcs = [s.strip() for s in operands.split(",")]
+    if len(srcs) < 3 or not any(s.startswith("gdesc") for s in srcs):
+        raise ValueError(f"{op} {operands!r}: expected 'Rd, [Ra,] gdesc[URb], Rc' operands")
+    a_in_smem = srcs[1].startswith("gdesc")
+    return nn * 32 + (mm * 32 if a_in_smem else 0)
+
+
+def _branch_target(ins: SassInstr) -> int | None:
+    if ins.op.split(".")[0] not in _BRANCH_OPS:
+        return None
+    hexes = re.findall(r"\b0x([0-9a-fA-F]+)\b", ins.operands)
+    return int(hexes[-1], 16) if hexes else None
+
+
+@dataclass
+class SassLoop:
+    """One trip of the hottest loop of a SASS function, as one warp executes it (static counts).
+
+    The loop is the largest address range [target, branch] closed by a backward BRA that contains
+    no EXIT: cold blocks placed after the kernel's EXIT (mbarrier try-wait retries jump back into the
+    loop from there) are not loops. ``inner_loops`` counts backward branches inside it (a nonzero
+    value means the static trip count undercounts); ``other_loop_instructions`` is the size of the
+    largest loop outside it (a warp-specialized kernel has one loop per partition, so a value near
+    the hottest loop's size means the per-token figures describe one partition only)."""
+
+    function: str
+    start_addr: int
+    end_addr: int
+    mix: Counter = field(default_factory=Counter)
+    smem_read_bytes: int = 0    # per warp per trip: LDS + LDSM
+    smem_write_bytes: int = 0   # per warp per trip: STS + STSM + LDGSTS (shared side)
+    wgmma_smem_bytes: int = 0   # per warpgroup per trip: operands warpgroup MMAs read from shared memory
+    inner_loops: int = 0
+    other_loop_instructions: int = 0
+
+    def per_token(self, num_warps: int, block_n: int) -> dict:
+        """CTA-wide figures per KV token, assuming every warp runs this loop once per trip of
+        ``block_n`` tokens (true of the split kernel; not of a warp-specialized one)."""
+        if num_warps <= 0 or block_n <= 0:
+            raise ValueError(f"num_warps and block_n must be positive, got {num_warps}, {block_n}")
+        per = num_warps / block_n
+        return dict(warp_instr_per_token=round(self.mix["instructions"] * per, 2),
+                    smem_bytes_per_token=round((self.smem_read_bytes + self.smem_write_bytes) * per, 1),
+                    smem_read_bytes_per_token=round(self.smem_read_bytes * per, 1),
+                    smem_write_bytes_per_token=round(self.smem_write_bytes * per, 1),
+                    smem_wgmma_bytes_per_token=round(self.wgmma_smem_bytes * max(1, num_warps // 4) / block_n, 1),
+                    wgmma_per_token=round(self.mix["wgmma"] * max(1, num_warps // 4) / block_n, 3),
+                    mma_per_token=round(self.mix["mma"] * per, 3))
+
+
+def sass_hottest_loop(text: str, function: str | None = None) -> SassLoop | None:
+    """The hottest loop (see :class:`SassLoop`) of ``function`` (default: the only / first function
+    of the listing), or None when it has no loop. Unknown function names raise ValueError."""
+    funcs = sass_functions(text)
+    if not funcs:
+        raise ValueError("no SASS instructions found (expected cuobjdump -sass '/*addr*/ OPCODE ...;' lines)")
+    if function is None:
+        function = next(iter(funcs))
+    if function not in funcs:
+        raise ValueError(f"no SASS function {function!r}; the listing has {list(funcs)}")
+    body = funcs[function]
+    index = {ins.addr: i for i, ins in enumerate(body)}
+    ends = [i for i, ins in enumerate(body) if ins.op.split(".")[0] in _END_OPS]
+    edges = []
+    for i, ins in enumerate(body):
+        t = _branch_target(ins)
+        if t is None or t >= ins.addr or t not in index:
+            continue  # forward, self-loop (the trap after EXIT), or a target between instructions
+        j = index[t]
+        if any(j <= e <= i for e in ends):
+            continue
+        edges.append((j, i))
+    if not edges:
+        return None
+    j, i = max(edges, key=lambda e: e[1] - e[0])
+    inside = [(a, b) for a, b in edges if j <= a and b <= i]
+    loop = SassLoop(function, body[j].addr, body[i].addr, inner_loops=len(inside) - 1,
+                    other_loop_instructions=max((b - a + 1 for a, b in edges if (a, b) not in inside), default=0))
+    for ins in body[j:i + 1]:
+        for k in classify_sass(ins.op):
+            loop.mix[k] += 1
+        sm = sass_smem_bytes(ins.op)
+        if sm:
+            if sm[0] == "read":
+                loop.smem_read_bytes += sm[1]
+            else:
+                loop.smem_write_bytes += sm[1]
+        loop.wgmma_smem_bytes += sass_wgmma_smem_bytes(ins.op, ins.operands)
+    return loop
+
+
+# Columns the sm90 report (data/static/sm90/triton.csv) adds per kernel from its hottest SASS loop.
+# "per warp" = as the SASS reads (every warp runs it); "CTA-wide per token" = x num_warps / block_n.
+SM90_LOOP_COLUMNS = {
+    "num_warps": "warps per CTA (compiler metadata)",
+    "block_n": "KV tokens one loop trip covers (the variant's BLOCK_N)",
+    "loop_addr": "SASS address range of the hottest loop: [target, backward BRA]",
+    "loop_inner_loops": "backward branches inside that loop (0 = one trip is straight-line code)",
+    "other_loop_instructions": "instructions of the largest loop outside it (0 = the only loop; near "
+                               "loop_sass_instructions = e.g. a warp-specialized kernel: the figures cover one loop)",
+    **{f"loop_sass_{k}": f"SASS {k} instructions in one trip, per warp" for k in NV_MIX_KEYS},
+    "loop_smem_read_bytes": "LDS + LDSM bytes one warp reads in one trip (lane width x 32; LDSM .xN x 128 B)",
+    "loop_smem_write_bytes": "STS + STSM + LDGSTS bytes one warp writes to shared memory in one trip",
+    "loop_wgmma_smem_bytes": "shared-memory operand bytes of the trip's warpgroup MMAs, per warpgroup",
+    "warp_instr_per_token": "CTA-wide warp-instructions per KV token: loop instructions x num_warps / block_n",
+    "smem_bytes_per_token": "CTA-wide LDS/LDSM/STS/STSM/LDGSTS bytes per KV token: "
+                            "(read + write) x num_warps / block_n",
+    "smem_read_bytes_per_token": "the read part (LDS + LDSM) of smem_bytes_per_token",
+    "smem_write_bytes_per_token": "the write part (STS + STSM + LDGSTS) of smem_bytes_per_token",
+    "smem_wgmma_bytes_per_token": "warpgroup MMA operands read from shared memory per KV token (once per "
+                                  "warpgroup; not in smem_bytes_per_token); TMA bytes are not sized: see loop_sass_tma",
+    "wgmma_per_token": "CTA-wide warpgroup MMAs (HGMMA/QGMMA/IGMMA) per KV token",
+    "mma_per_token": "CTA-wide warp mma.sync (HMMA/IMMA/QMMA) per KV token",
+}
+
+
+def sm90_loop_row(loop: SassLoop | None, num_warps: int, block_n: int) -> dict:
+    """The :data:`SM90_LOOP_COLUMNS` for one kernel (blank strings where it has no loop)."""
+    row = dict.fromkeys(SM90_LOOP_COLUMNS, "")
+    row.update(num_warps=num_warps, block_n=block_n)
+    if loop is None:
+        return row
+    row.update(loop_addr=f"{loop.start_addr:#06x}-{loop.end_addr:#06x}", loop_inner_loops=loop.inner_loops,
+               other_loop_instructions=loop.other_loop_instructions,
+               loop_smem_read_bytes=loop.smem_read_bytes, loop_smem_write_bytes=loop.smem_write_bytes,
+               loop_wgmma_smem_bytes=loop.wgmma_smem_bytes, **loop.per_token(num_warps, block_n))
+    for k in NV_MIX_KEYS:
+        row[f"loop_sass_{k}"] = loop.mix.get(k, 0)
+    return row
 
 
 _PTXAS_FIELDS = {"registers": r"Used (\d+) registers", "smem_bytes": r"(\d+) bytes smem",

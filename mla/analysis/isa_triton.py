@@ -9,7 +9,8 @@ comes back:
 * gfx950: the ``amdgcn`` assembly, with the same parser as the HIP kernels.
 * sm90: ``cuobjdump --dump-resource-usage`` and ``cuobjdump -sass`` on the cubin, ``ptxas -v``
   on the PTX for spill bytes (all three tools ship in the triton wheel), plus the PTX mix
-  (``mma.sync`` vs ``wgmma.mma_async``).
+  (``mma.sync`` vs ``wgmma.mma_async``) and, from the SASS of the split kernel's hottest loop,
+  warp-instructions, shared-memory bytes and MMAs per KV token (``isa.SM90_LOOP_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import warnings
+import shutil
 import subprocess
+import time
+import warnings
 import tempfile
 from pathlib import Path
 
-from .isa import AMD_MIX_KEYS, NV_MIX_KEYS, parse_amdgpu_asm, parse_ptx, parse_ptxas_info, parse_sass
+from .isa import (AMD_MIX_KEYS, NV_MIX_KEYS, parse_amdgpu_asm, parse_ptx, parse_ptxas_info, parse_sass,
+                  sass_hottest_loop, sm90_loop_row)
 
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns when unset; keep its default
 # Triton resets kpack=2 to 1 on gfx950 (deprecated there) and warns once per compile; the sweep
@@ -79,34 +83,45 @@ def _compile(target: str, variant: str, kv_format: str, options: dict) -> list[d
                                        "the triton helper has not landed it yet") from e
     # Accepted shapes: one compiled kernel / asm dict, a list of them, or {kernel name: either}.
     if isinstance(res, dict) and res and all(isinstance(v, dict) or hasattr(v, "asm") for v in res.values()):
-        return [dict(kernel=k, asm=_asm_dict(v), shared=_shared_bytes(v)) for k, v in res.items()]
+        return [dict(kernel=k, asm=_asm_dict(v), shared=_shared_bytes(v), num_warps=_meta(v, "num_warps"))
+                for k, v in res.items()]
     items = list(res) if isinstance(res, (list, tuple)) else [res]
     out = []
     for i, it in enumerate(items):
         name = getattr(it, "name", None) or getattr(getattr(it, "metadata", None), "name", None)
         if name is None and isinstance(it, dict):
             name = it.get("name")
-        out.append(dict(kernel=name or f"kernel{i}", asm=_asm_dict(it), shared=_shared_bytes(it)))
+        out.append(dict(kernel=name or f"kernel{i}", asm=_asm_dict(it), shared=_shared_bytes(it),
+                        num_warps=_meta(it, "num_warps")))
     return out
+
+
+def _meta(item, key: str):
+    """One field of the compiler metadata (a dict or an attribute, depending on the wrapper)."""
+    meta = getattr(item, "metadata", None)
+    if meta is None and isinstance(item, dict):
+        meta = item.get("metadata")
+    return meta.get(key) if isinstance(meta, dict) else getattr(meta, key, None)
 
 
 def _shared_bytes(item) -> int:
     """Triton allocates LDS / shared memory dynamically, so the ISA's static size is 0: take the
-    compiler metadata's ``shared`` instead (a dict or an attribute, depending on the wrapper)."""
-    meta = getattr(item, "metadata", None)
-    if meta is None and isinstance(item, dict):
-        meta = item.get("metadata")
-    val = meta.get("shared") if isinstance(meta, dict) else getattr(meta, "shared", None)
-    return int(val or 0)
+    compiler metadata's ``shared`` instead."""
+    return int(_meta(item, "shared") or 0)
 
 
 def _nv_bin(tool: str) -> str | None:
+    """The triton wheel's copy of an NVIDIA tool, else $CUDA_HOME/bin's, else one on PATH."""
     try:
         import triton.backends.nvidia as nv
+
+        p = Path(nv.__file__).parent / "bin" / tool
+        if p.exists():
+            return str(p)
     except ImportError:
-        return None
-    p = Path(nv.__file__).parent / "bin" / tool
-    return str(p) if p.exists() else None
+        pass
+    p = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / tool
+    return str(p) if p.exists() else shutil.which(tool)
 
 
 def _cuobjdump(cubin: bytes) -> tuple[dict, str]:
@@ -171,30 +186,106 @@ def _rows_for(target: str, variant: str, kv_format: str, options: dict) -> list[
             for k in NV_MIX_KEYS:
                 row[f"ptx_{k}"] = pmix.get(k, 0)
                 row[f"sass_{k}"] = smix.get(k, 0)
+            if not sass:
+                raise RuntimeError(f"{variant}/{kv_format}: no SASS (cuobjdump missing or the cubin is empty)")
+            # the SASS is per warp; the per-token columns scale by the CTA's warps and the trip's tokens
+            v = _variant(variant)
+            row.update(sm90_loop_row(sass_hottest_loop(sass), int(item["num_warps"] or v.num_warps), v.block_n))
             rows.append(row)
     return rows
 
 
-def triton_rows(target: str, variants=None, kv_formats=("mxfp4", "fp8", "bf16"), knob_sweep: bool = True) -> list[dict]:
-    """Every variant x kv_format at default options, plus (gfx950) the AMD knob sweep.
+def _variant(name: str):
+    from ..kernels.triton import get_variant
 
-    Raises :class:`TritonOfflineUnavailable` if the triton package cannot compile offline yet."""
-    gpu_target(target)  # validates
+    return get_variant(name)
+
+
+def variant_names(variants=None) -> list[str]:
+    """``variants`` (names, or one comma-separated string) checked against the registry; None = all."""
     from ..kernels.triton import VARIANTS
 
-    names = list(variants) if variants is not None else list(VARIANTS)
-    rows = []
-    for v, fmt in itertools.product(names, kv_formats):
-        rows += _rows_for(target, v, fmt, {})
+    if variants is None:
+        return list(VARIANTS)
+    names = [n.strip() for n in (variants.split(",") if isinstance(variants, str) else variants) if n.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        raise ValueError(f"unknown triton variant(s) {unknown or names!r}; choose from {list(VARIANTS)}")
+    return names
+
+
+def _rows_job(args):  # module level: picklable for the process pool
+    return _rows_for(*args)
+
+
+def triton_rows(target: str, variants=None, kv_formats=("mxfp4", "fp8", "bf16"), knob_sweep: bool = True,
+                log=None, jobs: int = 1) -> list[dict]:
+    """Every variant x kv_format at default options, plus (gfx950) the AMD knob sweep.
+
+    variants: names or a comma-separated string (default: every registered variant).
+    log: called with one progress line per compile (``[3/108] v1_n32_w4_s2 fp8: 2.1 s``).
+    jobs: compile in that many processes (1 here: the CPU machine is shared; more on a device host).
+    Raises :class:`TritonOfflineUnavailable` if the triton package cannot compile offline yet."""
+    gpu_target(target)  # validates
+    names = variant_names(variants)
+    configs = [(v, fmt, {}) for v, fmt in itertools.product(names, kv_formats)]
     if target == "gfx950" and knob_sweep:
         for v, fmt in AMD_KNOB_BASES:
-            if v not in names:
-                continue
-            for wpe, nonk, kp in itertools.product(*AMD_KNOBS.values()):
-                opts = dict(waves_per_eu=wpe, matrix_instr_nonkdim=nonk, kpack=kp)
-                rows += _rows_for(target, v, fmt, opts)
+            if v in names:
+                configs += [(v, fmt, dict(waves_per_eu=w, matrix_instr_nonkdim=n, kpack=k))
+                            for w, n, k in itertools.product(*AMD_KNOBS.values())]
+    t0, rows = time.time(), []
+
+    def note(i, v, fmt, opts, t=None):
+        if log:
+            knobs = "".join(f" {k}={x}" for k, x in opts.items())
+            took = f"{t:.1f} s, " if t is not None else ""
+            log(f"  [{i}/{len(configs)}] {target} {v} {fmt}{knobs}: {took}{time.time() - t0:.0f} s so far")
+
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            results = pool.map(_rows_job, [(target, *c) for c in configs])
+            for i, ((v, fmt, opts), r) in enumerate(zip(configs, results), 1):
+                rows += r
+                note(i, v, fmt, opts)
+        return rows
+    for i, (v, fmt, opts) in enumerate(configs, 1):
+        t = time.time()
+        rows += _rows_for(target, v, fmt, opts)
+        note(i, v, fmt, opts, time.time() - t)
     return rows
 
 
+def merge_rows(path: Path, rows: list[dict], prov: dict) -> tuple[list[dict], int]:
+    """A partial run's ``rows`` (``prov`` applied) merged into the CSV at ``path``: that file's rows
+    of the variants not re-run are kept with their own provenance; the re-run variants' old rows
+    are replaced in place (new variants go last). Returns (rows, number of rows kept)."""
+    new = [{**r, **prov} for r in rows]
+    if not Path(path).exists():
+        return new, 0
+    import csv
+
+    with open(path, newline="") as f:
+        old = list(csv.DictReader(f))
+    cols = list(dict.fromkeys(k for r in new for k in r))
+    cols += [k for k in (old[0] if old else {}) if k not in cols]
+    by_variant: dict[str, list[dict]] = {}
+    for r in new:
+        by_variant.setdefault(r["variant"], []).append(r)
+    rerun, out, kept = set(by_variant), [], 0
+    for r in old:
+        v = r.get("variant")
+        if v in by_variant:
+            out += by_variant.pop(v)  # the first old row of a re-run variant: its new rows
+        elif v not in rerun:
+            out.append(r)
+            kept += 1
+    for group in by_variant.values():
+        out += group
+    return [{c: r.get(c, "") for c in cols} for r in out], kept
+
+
 __all__ = ["AMD_KNOBS", "AMD_MIX_KEYS", "TARGETS", "TritonOfflineUnavailable", "gpu_target", "triton_rows",
-           "triton_version"]
+           "triton_version", "merge_rows", "variant_names"]

@@ -2,12 +2,23 @@
 
 Backends live one per module and are imported lazily, so a machine without triton, flashinfer or
 aiter can still list them and say why they are unavailable.
+
+Every input goes through :mod:`mla.validate` here, for every backend: fully when a plan is built,
+and per call through the plan's :class:`mla.validate.CallGuard` (sync-free checks; indptr contents
+again when the input tensors change). ``Plan.run`` itself stays the lean, unchecked call.
+
+``mla.list_backends()`` lists the backends. This module is also callable (``mla.backends()``, the
+name the function had before it was renamed) so old code keeps working; ``mla.backends`` is this
+module, not a function that shadows it.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
+from .. import validate as _validate
 from .base import Backend, BackendUnavailable, Plan
 
 # name -> module defining ``BACKEND`` (a Backend instance). Order = display order.
@@ -20,7 +31,7 @@ _BACKEND_MODULES = {
 }
 
 _loaded: dict[str, Backend] = {}
-_plans: dict[tuple, Plan] = {}
+_plans: dict[tuple, tuple[Plan, _validate.CallGuard]] = {}
 
 
 def get_backend(name: str) -> Backend:
@@ -31,7 +42,7 @@ def get_backend(name: str) -> Backend:
     return _loaded[name]
 
 
-def backends() -> list[dict]:
+def list_backends() -> list[dict]:
     """Every backend, whether it can run here, and why not: ``[{name, available, reason, ...}]``."""
     rows = []
     for name in _BACKEND_MODULES:
@@ -55,14 +66,26 @@ def shape_key(data) -> tuple:
 
 
 def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", **config) -> Plan:
-    """The cached plan for this backend, formats, config and input shape (built on first use)."""
-    key = (backend, kv_format, q_format, tuple(sorted(config.items())), shape_key(data))
-    p = _plans.get(key)
-    if p is None:
-        b = get_backend(backend)
-        b.check_request(data, kv_format, q_format)
-        p = b.plan(data, kv_format=kv_format, q_format=q_format, **config)
-        _plans[key] = p
+    """The cached plan for this backend, formats, config and input shape (built on first use).
+
+    ``data`` is validated (ValueError naming the problem): fully when the plan is built, and on a
+    cache hit as :func:`decode` does per call (see mla/validate.py for what is checked when)."""
+    try:
+        key = (backend, kv_format, q_format, tuple(sorted(config.items())), shape_key(data))
+    except Exception:  # a malformed tuple or config: say what is wrong instead of a bare KeyError
+        _validate.check_inputs(data, kv_format, deep=False)
+        raise
+    hit = _plans.get(key)
+    if hit is not None:
+        p, guard = hit
+        guard(data)
+        return p
+    b = get_backend(backend)
+    b.check_request(data, kv_format, q_format)  # names, availability, device type
+    guard = _validate.CallGuard(kv_format)
+    guard.admit(data)
+    p = b.plan(data, kv_format=kv_format, q_format=q_format, **config)
+    _plans[key] = (p, guard)
     return p
 
 
@@ -75,5 +98,22 @@ def clear_plans() -> None:
     _plans.clear()
 
 
-__all__ = ["Backend", "BackendUnavailable", "Plan", "backends", "clear_plans", "decode",
-           "get_backend", "plan", "shape_key"]
+def call_guard(p: Plan) -> _validate.CallGuard | None:
+    """The validation state of a cached plan (tests and the validation-cost script read it)."""
+    return next((g for q, g in _plans.values() if q is p), None)
+
+
+backends = list_backends  # the function's old name: ``from mla.backends import backends`` still works
+
+
+class _CallableModule(types.ModuleType):
+    """``mla.backends()`` keeps working after the function became :func:`list_backends`."""
+
+    def __call__(self) -> list[dict]:
+        return list_backends()
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["Backend", "BackendUnavailable", "Plan", "call_guard", "clear_plans", "decode", "get_backend",
+           "list_backends", "plan", "shape_key"]

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ def _csv_list(text: str) -> list[str]:
 
 # --- info --------------------------------------------------------------------------------------
 def backend_table() -> list[dict]:
-    """Like mla.backends.backends(), but a backend whose module is missing or fails to import is
+    """Like mla.list_backends(), but a backend whose module is missing or fails to import is
     listed as unavailable with the reason instead of ending the listing."""
     from ..backends import _BACKEND_MODULES, get_backend
 
@@ -33,11 +34,20 @@ def backend_table() -> list[dict]:
         try:
             b = get_backend(name)
             ok, why = b.availability()
-            rows.append(dict(name=name, available=ok, reason=why, kv_formats=",".join(b.kv_formats),
+            status = "yes" if ok else "no"
+            if ok and "cuda" not in b.devices and not torch.cuda.is_available():
+                ok, status, why = False, "no", f"runs on {'/'.join(b.devices)}; no GPU here"
+            elif ok and name == "triton" and not torch.cuda.is_available():
+                # every triton call on a CPU runs in the interpreter, which must be on before import
+                interp = os.environ.get("TRITON_INTERPRET") == "1"
+                status = "interpreter" if interp else "interpreter only"
+                why = "interpreter only (set TRITON_INTERPRET=1)" + (": set" if interp else "")
+            rows.append(dict(name=name, available=ok, status=status, reason=why, kv_formats=",".join(b.kv_formats),
                              q_formats=",".join(b.q_formats), description=b.description))
         except Exception as e:  # ImportError for a module not written yet, or a broken import
-            rows.append(dict(name=name, available=False, reason=f"cannot import: {type(e).__name__}: {e}",
-                             kv_formats="", q_formats="", description=""))
+            rows.append(dict(name=name, available=False, status="no",
+                             reason=f"cannot import: {type(e).__name__}: {e}", kv_formats="", q_formats="",
+                             description=""))
     return rows
 
 
@@ -58,7 +68,7 @@ def info_lines() -> list[str]:
             lines.append(f"device {i}  {p.name} [{cap}] {p.total_memory / 2**30:.0f} GiB, "
                          f"{p.multi_processor_count} SMs/CUs, L2 {l2:.0f} MiB -> slug {prov.device_slug(f'cuda:{i}')}")
     else:
-        lines.append("device    no CUDA/ROCm device: CPU only (bench mode 'cpu', torch backend)")
+        lines.append("device    no CUDA/ROCm device: CPU only (bench mode 'cpu'; torch, and triton under its interpreter)")
     return lines
 
 
@@ -66,6 +76,9 @@ def cmd_info(args) -> int:
     for line in info_lines():
         print(line)
     rows = backend_table()
+    for r in rows:  # the notes that decide what a command can do here, as plain lines
+        if r["status"] != "yes":
+            print(f"{r['name']}: {r['reason']}")
     try:
         from rich.console import Console
         from rich.table import Table
@@ -74,8 +87,9 @@ def cmd_info(args) -> int:
         for c in ("name", "available", "kv_formats", "q_formats", "reason / description"):
             t.add_column(c, overflow="fold")
         for r in rows:
-            t.add_row(r["name"], "yes" if r["available"] else "no", r["kv_formats"], r["q_formats"],
-                      r["reason"] if not r["available"] else r["description"])
+            t.add_row(r["name"], r["status"], r["kv_formats"], r["q_formats"],
+                      r["description"] if r["status"] == "yes" else
+                      f"{r['reason']}; {r['description']}" if r["status"].startswith("interp") else r["reason"])
         Console(width=160).print(t)
     except ImportError:  # pragma: no cover
         for r in rows:
@@ -84,28 +98,136 @@ def cmd_info(args) -> int:
 
 
 # --- bench -------------------------------------------------------------------------------------
-def default_out(device: torch.device, run_id: str) -> Path:
+def default_out(device: torch.device, run_id: str, write: bool = False) -> Path:
+    """Where a run's CSV goes without --out: the git-ignored scratch folder out/measured/<slug>/,
+    or data/measured/<slug>/ (tracked) with --write."""
     from . import provenance as prov
 
-    return prov.REPO_ROOT / "data" / "measured" / prov.device_slug(device) / f"{run_id}.csv"
+    return prov.output_root(write) / "measured" / prov.device_slug(device) / f"{run_id}.csv"
+
+
+# peak host bytes per KV token of one case on CPU: two input sets (timing + check) in every format
+# (2 x (1152 + 576 + 312) B) plus the transient fp32 dequantized copies a reference / torch call
+# makes (~3 x 2304 B). bs256-kv8192 comes to ~23 GB, the size that was killed at 24.3 GB.
+CPU_BYTES_PER_KV_TOKEN = 11_000
+
+
+def _mem_available_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, max_bytes: int | None):
+    """Split the request into what can run here and what cannot, before any input is built.
+
+    Returns (runnable, skipped): runnable maps case -> [(backend, kv_format, q_format)];
+    skipped is a list of (what, why) lines. A combination is skipped when the backend cannot be
+    imported, is unavailable here, does not run on this device type, does not take the format,
+    (triton on CPU) the interpreter is off, or (CPU) the case's inputs would not fit ``max_bytes``."""
+    import itertools
+    import os
+
+    from .. import problem as P
+    from ..backends import _BACKEND_MODULES, get_backend
+
+    for b in backends:
+        if b not in _BACKEND_MODULES:
+            raise ValueError(f"unknown backend {b!r}; choose from {list(_BACKEND_MODULES)}")
+    for f in kv_formats:
+        if f not in P.KV_FORMATS:
+            raise ValueError(f"unknown kv_format {f!r}; choose from {P.KV_FORMATS}")
+    for f in q_formats:
+        if f not in P.Q_FORMATS:
+            raise ValueError(f"unknown q_format {f!r}; choose from {P.Q_FORMATS}")
+    skipped, ok_combos = [], []
+    for name in backends:
+        try:
+            b = get_backend(name)
+        except Exception as e:
+            skipped.append((name, f"cannot import: {type(e).__name__}: {e}"))
+            continue
+        avail, why = b.availability()
+        if not avail:
+            skipped.append((name, f"unavailable here: {why}"))
+            continue
+        if device.type not in b.devices:
+            skipped.append((name, f"runs on {'/'.join(b.devices)}, this run is on {device.type}"))
+            continue
+        if name == "triton" and device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+            skipped.append((name, "on CPU triton is interpreter only (set TRITON_INTERPRET=1)"))
+            continue
+        for kvf, qf in itertools.product(kv_formats, q_formats):
+            if kvf not in b.kv_formats:
+                skipped.append((f"{name} kv={kvf}", f"{name} takes kv_format {','.join(b.kv_formats)}"))
+            elif qf not in b.q_formats:
+                skipped.append((f"{name} q={qf}", f"{name} takes q_format {','.join(b.q_formats)}"))
+            else:
+                ok_combos.append((name, kvf, qf))
+    runnable = {}
+    for case in cases:
+        need = case.total_kv * CPU_BYTES_PER_KV_TOKEN
+        if ok_combos and device.type == "cpu" and max_bytes is not None and need > max_bytes:
+            skipped.append((case.name, f"its inputs need ~{need / 1e9:.1f} GB on CPU, over the "
+                                       f"{max_bytes / 1e9:.1f} GB budget (--max-gb)"))
+            continue
+        if ok_combos:
+            runnable[case] = list(ok_combos)
+    return runnable, list(dict.fromkeys(skipped))
+
+
+def check_device(text: str | None) -> torch.device:
+    """The device a command runs on; a GPU request on a machine without one is one clear error."""
+    device = torch.device(text or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {text}: this machine has no CUDA/ROCm device (torch {torch.__version__}, "
+                             "CPU build or no GPU visible); use --device cpu")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise ValueError(f"--device {text}: only {torch.cuda.device_count()} GPU(s) here")
+    elif device.type != "cpu":
+        raise ValueError(f"--device {text}: use cpu, cuda or cuda:N")
+    return device
 
 
 def cmd_bench(args) -> int:
     import pandas as pd
 
     from . import provenance as prov
+    from .bandwidth import measure_bandwidth
     from .harness import expand_configs, iter_bench, parse_assignments, resolve_cases
     from .report import print_summary
     from .schema import COLUMNS, rows_to_frame, validate
     from .stats import StoppingRule
+    from .timers import default_modes, validate_modes
 
-    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = check_device(args.device)
     cases = resolve_cases(_csv_list(args.cases))
     configs = expand_configs(parse_assignments(args.config, multi=False), parse_assignments(args.sweep, multi=True))
     rule = StoppingRule(min_runs=args.min_runs, max_runs=args.max_runs, max_seconds=args.max_seconds,
                         rel_sem=args.rel_sem)
+    modes = validate_modes(_csv_list(args.mode) if args.mode else default_modes(device), device)
+    backends = _csv_list(args.backend)
+    kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
+    if args.max_gb is not None:
+        max_bytes = int(args.max_gb * 1e9)
+    else:
+        avail = _mem_available_bytes()
+        max_bytes = avail // 2 if avail else None
+    runnable, skipped = plan_combos(cases, backends, kv_formats, q_formats, device, max_bytes)
+    for what, why in skipped:
+        print(f"skip {what}: {why}", flush=True)
+    total = sum(len(c) for c in runnable.values()) * len(configs)
+    if not total:
+        raise ValueError("nothing to run: every requested (backend, format, case) is skipped (see above)")
+
     run_id = prov.new_run_id(device)
-    out = Path(args.out) if args.out else default_out(device, run_id)
+    out = Path(args.out) if args.out else default_out(device, run_id, args.write)
     if out.exists() and not args.append:
         raise ValueError(f"{out} exists; pass --append to add rows, or choose another --out")
     if out.exists():
@@ -113,28 +235,35 @@ def cmd_bench(args) -> int:
         if header != list(COLUMNS):
             raise ValueError(f"{out} has another schema's header; write a new file")
     out.parent.mkdir(parents=True, exist_ok=True)
-    backends = _csv_list(args.backend)
-    kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
-    modes = _csv_list(args.mode) if args.mode else None
-    total = len(cases) * len(backends) * len(kv_formats) * len(q_formats) * len(configs)
-    bandwidth = None
     if args.bandwidth_gbs:
         r, c = (float(x) for x in args.bandwidth_gbs.split(","))
         bandwidth = dict(read_gbs=r, copy_gbs=c)
-    print(f"run {run_id}: {total} rows -> {out}", flush=True)
+    else:
+        bandwidth = measure_bandwidth(device)  # once per run, not once per case
+    print(f"run {run_id}: {total} rows over {len(runnable)} case(s) -> {out}", flush=True)
 
     from tqdm import tqdm
 
     rows = []
     bar = tqdm(total=total, unit="row", file=sys.stderr, disable=args.no_progress)
-    for row in iter_bench(cases, backends, kv_formats, q_formats, configs, modes=modes, device=device,
-                          rule=rule, run_id=run_id, bandwidth=bandwidth):
-        rows.append(row)
-        frame = validate(pd.DataFrame([row], columns=list(COLUMNS)))
-        # one row at a time: a run killed at its time limit keeps what it measured
-        frame.to_csv(out, mode="a", header=not out.exists(), index=False)
-        bar.set_postfix_str(f"{row['case']} {row['backend']} {row['kv_format']} {row['status']}")
-        bar.update(1)
+    for case, combos in runnable.items():
+        names = list(dict.fromkeys(b for b, _, _ in combos))
+        kvfs = list(dict.fromkeys(k for _, k, _ in combos))
+        qfs = list(dict.fromkeys(q for _, _, q in combos))
+        wanted = set(combos)
+        bar.set_description_str(f"{case.name}: building inputs ({case.total_kv:,} KV tokens)")
+        bar.refresh()
+        for row in iter_bench([case], names, kvfs, qfs, configs, modes=modes, device=device, rule=rule,
+                              run_id=run_id, bandwidth=bandwidth):
+            if (row["backend"], row["kv_format"], row["q_format"]) not in wanted:
+                continue  # declared skipped above (a backend that does not take this format)
+            rows.append(row)
+            frame = validate(pd.DataFrame([row], columns=list(COLUMNS)))
+            # one row at a time: a run killed at its time limit keeps what it measured
+            frame.to_csv(out, mode="a", header=not out.exists(), index=False)
+            bar.set_description_str(f"{case.name}: timing")
+            bar.set_postfix_str(f"{row['backend']} {row['kv_format']} {row['status']}")
+            bar.update(1)
     bar.close()
     df = rows_to_frame(rows)
     print_summary(df)
@@ -187,7 +316,11 @@ def register(sub) -> None:
                    help="sweep axis, repeatable; axes combine as a cartesian product (e.g. num_splits=1,2,4,8)")
     p.add_argument("--device", default=None, help="cuda, cuda:1 or cpu (default: cuda if present)")
     p.add_argument("--out", default=None,
-                   help="CSV path (default data/measured/<device-slug>/<run_id>.csv); never overwritten")
+                   help="CSV path (default out/measured/<device-slug>/<run_id>.csv, git-ignored); never overwritten")
+    p.add_argument("--write", action="store_true",
+                   help="without --out: write into data/measured/<device-slug>/ (tracked) instead of out/")
+    p.add_argument("--max-gb", type=float, default=None,
+                   help="CPU: skip cases whose inputs need more host memory than this (default: half of MemAvailable)")
     p.add_argument("--append", action="store_true", help="add rows to an existing --out of the same schema")
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--max-runs", type=int, default=200)

@@ -20,6 +20,13 @@ from pathlib import Path
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SCRATCH = REPO_ROOT / "out"  # git-ignored (/out/ in .gitignore): every command's default output
+DATA = REPO_ROOT / "data"    # tracked: commands write here only when asked (--write or an explicit --out)
+
+
+def output_root(write: bool) -> Path:
+    """data/ when the user asked to update the tracked results (``--write``), else out/."""
+    return DATA if write else SCRATCH
 
 
 def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
@@ -63,12 +70,22 @@ def driver_version() -> str:
 
 @functools.cache
 def git_state() -> tuple[str, bool | None]:
-    """(commit, dirty). Falls back to $MLA_GIT_COMMIT (dirty unknown) where there is no .git."""
+    """(commit, dirty): the one definition every command uses (bench, isa, accuracy, info).
+
+    dirty = the code that ran differs from the commit: a tracked file under mla/ modified, or an
+    untracked one there (a kernel written but not committed is exactly the case to flag). Results
+    and notebooks (data/, figures/, notebooks/) do not count: a command that wrote a CSV must not
+    make the next command's rows "dirty". ``source_hash`` pins the code either way.
+    $MLA_GIT_COMMIT, when set, wins (dirty unknown: None): the device machine's copy of the tree
+    carries a .git that can lag behind the commit that was sent (seen 2026-12-01: it reported the
+    session's base commit). Without .git and without it: "unknown"."""
+    if os.environ.get("MLA_GIT_COMMIT"):
+        return os.environ["MLA_GIT_COMMIT"], None
     commit = _run(["git", "rev-parse", "HEAD"])
     if commit:
-        status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
-        return commit, bool(status)
-    return os.environ.get("MLA_GIT_COMMIT", "unknown"), None
+        status = _run(["git", "status", "--porcelain", "--untracked-files=all", "--", "mla"])
+        return commit, None if status is None else bool(status)
+    return "unknown", None
 
 
 @functools.cache

@@ -36,6 +36,7 @@ import triton
 from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
+from .swapab import mla_decode_swapab_kernel
 from .variants import DEFAULT_VARIANT, Variant, get_variant
 
 MAX_SPLITS = 64
@@ -70,6 +71,10 @@ def heads_per_program(variant: Variant, num_heads: int, q_seq_len: int, kv_forma
     within 32 rows (64 with 8 warps): the fp32 accumulator is M x 512 registers across the CTA.
     MXFP4 stays at 32 rows: M = 64 with the decoded tile crashes triton 3.6's
     TritonGPUOptimizeDotOperands ("Illegal shared layout"; seen on the H200 and reproduced offline)."""
+    if variant.family == "swapab":  # R = rows is the N of the QK MMA (2R with hi + lo Q) and the M of PV
+        row_cap = variant.heads_per_prog * q_seq_len if variant.heads_per_prog else 16
+        hp = 1 << max(0, (max(1, row_cap // q_seq_len)).bit_length() - 1)
+        return max(1, min(num_heads, hp))
     if variant.heads_per_prog:
         hp = variant.heads_per_prog
         if num_heads % hp:
@@ -174,6 +179,25 @@ def _kv_tensors(data, kv_format):
     return packed, scales, packed.stride(0), scales.stride(0)
 
 
+MXFP4_E4M3_EXACT = (119, 133)  # E8M0 range where every e2m1 x 2**(e - 127) is an e4m3 value
+MXFP4_F16_EXACT = (104, 136)  # ... an fp16 value (the word decode's fp16 multiply)
+
+
+def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
+    """Generation 2 decodes MXFP4 through fp16 and (unless qk_f16) rounds K to e4m3 with the block
+    scale applied: exact for E8M0 in [119, 133] (0.5 * 2**-8 .. 6 * 2**6), fp16 alone in [104, 136];
+    byte 0 is allowed (all-zero blocks). One pass over the scales at plan time; a ValueError names
+    the exact alternative otherwise."""
+    used = scales[:, :18]
+    lo_ok, hi_ok = exact
+    top = int(used.max())
+    low = int(torch.where(used == 0, torch.full_like(used, 255), used).min())
+    if top > hi_ok or low < lo_ok:
+        raise ValueError(f"variant {variant!r} decodes MXFP4 K / V with the block scale folded in, exact for "
+                         f"E8M0 scales in [{lo_ok}, {hi_ok}]; these inputs span [{low}, {top}]: use an exact "
+                         "generation-1 variant such as 'v1_n32_w4_s2'")
+
+
 class TritonDecodePlan:
     """A ready decode for one shape. ``run(data)`` is the lean call; ``outputs`` lists the buffers
     it writes (the harness poisons them)."""
@@ -202,7 +226,15 @@ class TritonDecodePlan:
         if self.variant.dot_f16 and not (kv_format == "fp8" or (kv_format == "mxfp4" and self.variant.mx_decode >= 2)):
             raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
                              f"mx_decode 2) only, got {kv_format!r}")
-        if kv_format == "mxfp4" and self.variant.mx_decode >= 2:
+        if self.variant.family == "swapab":
+            if kv_format not in ("fp8", "mxfp4") or q_format != "bf16":
+                raise ValueError(f"variant {self.variant.name!r} (swap-AB, fp8 QK) takes kv_format 'fp8' or 'mxfp4' "
+                                 f"with q_format 'bf16' (Q is quantized in-kernel as fp8 hi + lo); got "
+                                 f"{kv_format!r} / {q_format!r}")
+            if kv_format == "mxfp4":
+                check_mxfp4_scales(kv_data["mxfp4"][1], self.variant.name,
+                                   MXFP4_F16_EXACT if self.variant.qk_f16 else MXFP4_E4M3_EXACT)
+        elif kv_format == "mxfp4" and self.variant.mx_decode >= 2:
             # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse at plan
             # time (one read of the scales) rather than return inf/NaN. Below 104 only near-zero
             # blocks lose precision (all-zero blocks, scale byte 0, stay exact).
@@ -222,6 +254,9 @@ class TritonDecodePlan:
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
         self.partial_bf16 = self.variant.partial_bf16 if partial_dtype is None else partial_dtype == "bf16"
+        if self.variant.family != "split" and (self.fused_reduce or self.balanced or self.partial_bf16):
+            raise ValueError(f"variant {self.variant.name!r} (family {self.variant.family!r}): fused_reduce, balanced "
+                             "and bf16 partials are implemented in the generation-1 split kernel (kernels.py) only")
         if self.balanced and not self.fused_reduce:
             raise ValueError("balanced=True (the work-list schedule) needs fused_reduce=True: the separate reduce "
                              "kernels take one split count for every batch element")
@@ -276,15 +311,23 @@ class TritonDecodePlan:
             self.reduce_splits_p2 = max(2, triton.next_power_of_2(self.num_splits))
             self.reduce_block_d = reduce_block_d(self.reduce_splits_p2)
             self.reduce_grid = (total_q, num_heads, V_HEAD_DIM // self.reduce_block_d)
-        self.constexprs = dict(
-            NUM_HEADS=num_heads, Q_SEQ_LEN=self.q_seq_len, HEADS_PER_PROG=hp, BLOCK_M=self.block_m,
-            BLOCK_N=self.variant.block_n, SINGLE_PASS=self.num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
-            Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=interpreting(),
-            DOT_F16=self.variant.dot_f16, MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch,
-            USE_PTX=uses_ptx(self.device),
-            WORK_LIST=self.balanced and self.num_splits > 1, FUSED_REDUCE=self.fused_reduce and self.num_splits > 1,
-            PARTIAL_BF16=self.partial_bf16,
-            num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
+        common = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=self.q_seq_len, HEADS_PER_PROG=hp, BLOCK_M=self.block_m,
+                      BLOCK_N=self.variant.block_n, SINGLE_PASS=self.num_splits == 1,
+                      KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=interpreting(), USE_PTX=uses_ptx(self.device),
+                      num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
+        if self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
+            self.kernel = mla_decode_swapab_kernel
+            self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
+                                   PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
+                                   LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16,
+                                   MX_PAIRS=self.variant.mx_decode == 3)
+        else:
+            self.kernel = mla_decode_split_kernel
+            self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,
+                                   MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch,
+                                   WORK_LIST=self.balanced and self.num_splits > 1,
+                                   FUSED_REDUCE=self.fused_reduce and self.num_splits > 1,
+                                   PARTIAL_BF16=self.partial_bf16)
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
         can_graph = self.device.type == "cuda" and not interpreting()
@@ -334,7 +377,8 @@ class TritonDecodePlan:
         """The split kernel's positional arguments for ``data`` (validated)."""
         q, _, qo_indptr, kv_indptr, _ = data
         kv, aux, stride_kv, stride_sc = _kv_tensors(data, self.kv_format)
-        if self.variant.mx_decode >= 2 and (kv.data_ptr() % 4 or stride_kv % 4 or (
+        words = self.variant.mx_decode >= 2 or (self.variant.family == "swapab" and (self.kv_format == "mxfp4" or self.variant.v_path))
+        if words and (kv.data_ptr() % 4 or stride_kv % 4 or (
                 self.kv_format == "mxfp4" and (aux.data_ptr() % 4 or stride_sc % 4 or stride_sc < 20))):
             # word-decode variants read the KV rows (and the MXFP4 scale rows, bytes 0..19) as int32
             raise ValueError(f"variant {self.variant.name!r} reads KV / scale rows as int32 words; needs 4-byte "
@@ -342,13 +386,16 @@ class TritonDecodePlan:
                              f"{kv.data_ptr() % 4}, stride {stride_kv}; scales ptr % 4 = {aux.data_ptr() % 4}, "
                              f"stride {stride_sc}")
         out = self.out
-        return (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
+        args = (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
-                self.num_splits, self.work, self.counters, self.chunk_tokens)
+                self.num_splits)
+        if self.variant.family == "split":  # the fused reduce / work list arguments (generation 1 only)
+            args += (self.work, self.counters, self.chunk_tokens)
+        return args
 
     def _launch_args(self, args: tuple) -> torch.Tensor:
         out = self.out
-        mla_decode_split_kernel[self.grid](*args, **self.constexprs)
+        self.kernel[self.grid](*args, **self.constexprs)
         if self.launches == 1:
             pass
         elif self.variant.tile_reduce:

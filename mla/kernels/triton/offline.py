@@ -28,6 +28,7 @@ from triton.compiler import ASTSource
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
 from .launch import heads_per_program, reduce_block_d
+from .swapab import mla_decode_swapab_kernel
 from .variants import get_variant
 
 SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
@@ -51,8 +52,11 @@ def _split_kernel_signature(kv_format: str) -> dict:
     return {"q_ptr": "*bf16", "kv_ptr": kv_dtype, "kv_aux_ptr": aux, "qo_indptr_ptr": "*i32",
             "kv_indptr_ptr": "*i32", "part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
             "stride_q_tok": "i32", "stride_q_head": "i32", "stride_kv_tok": "i32", "stride_sc_tok": "i32",
-            "stride_o_tok": "i32", "stride_o_head": "i32", "sm_scale": "fp32", "num_splits": "i32",
-            "work_ptr": "*i32", "counter_ptr": "*i32", "chunk_tokens": "i32"}
+            "stride_o_tok": "i32", "stride_o_head": "i32", "sm_scale": "fp32", "num_splits": "i32"}
+
+
+# generation 1 only: the fused-reduce counters and the balanced work list (kernels.py)
+FUSED_ARGS = {"work_ptr": "*i32", "counter_ptr": "*i32", "chunk_tokens": "i32"}
 
 
 def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_format: str = "mxfp4",
@@ -88,7 +92,16 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                        ("kpack", kpack)):
             if val is not None:
                 options[k] = val
-    if kernel == "split":
+    if kernel == "split" and v.family == "swapab":
+        if kv_format not in ("fp8", "mxfp4"):
+            raise ValueError(f"variant {variant!r} (swap-AB) takes kv_format 'fp8' or 'mxfp4', got {kv_format!r}")
+        hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
+        constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
+                          BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
+                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=False,
+                          Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path, LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3, USE_PTX=target.backend == "cuda")
+        fn, signature = mla_decode_swapab_kernel, _split_kernel_signature(kv_format)
+    elif kernel == "split":
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
@@ -97,7 +110,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda",
                           WORK_LIST=v.balanced and num_splits > 1, FUSED_REDUCE=v.fused_reduce and num_splits > 1,
                           PARTIAL_BF16=v.partial_bf16)
-        fn, signature = mla_decode_split_kernel, _split_kernel_signature(kv_format)
+        fn, signature = mla_decode_split_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
             signature["part_o_ptr"] = "*bf16"
     elif kernel == "reduce_tile":  # num_splits sets SPLITS_P2 / BLOCK_D as the launcher does

@@ -25,6 +25,14 @@ class Variant:
     dot_f16: bool = False  # fp16 dot operands (fp8 KV only)
     prefetch: bool = False  # register double buffer of the raw KV tile (for fp8 / MXFP4 decode paths)
     tile_reduce: bool = False  # split reduce: all splits of a (query, head, d-block) as one tile (no split loop)
+    # generation 2 (mla/kernels/triton/swapab.py): QK^T swap-AB on fp8 tensor cores, fp8 / MXFP4 KV only
+    family: str = "split"  # "split" = generation 1 (kernels.py), "swapab" = generation 2
+    q_terms: int = 2  # swapab: fp8 terms of Q (hi + lo = 2; 1 = a single e4m3 term)
+    pv_swap: bool = False  # swapab: PV as acc^T = V^T P^T (warpgroup MMA, M = 512) instead of P V (mma.sync)
+    pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
+    v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 2 the tile as int32 words (K = their bytes)
+    lat_chunks: int = 1  # swapab: latent dims cut into 1 / 2 / 4 chunks (own loads, QK partials, PV accumulators)
+    qk_f16: bool = False  # swapab: QK^T on fp16 (Q one fp16 term, K = the fp16 V tile) instead of e4m3
     fused_reduce: bool = False  # split reduce inside the split kernel (last program per group merges): 1 launch
     balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
     partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
@@ -82,6 +90,68 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # not yet measured: the split kernels measured fastest at bs256/bs32-kv8192 (v34, v27) + tile reduce
     Variant("v36_n32_w4_s3_f16wp_tr", 32, 4, 3, 0, "v34 + tile reduce", mx_decode=4, dot_f16=True, tile_reduce=True),
     Variant("v37_n32_w4_s3_mxw_tr", 32, 4, 3, 0, "v27 + tile reduce", mx_decode=2, dot_f16=True, tile_reduce=True),
+    # generation 2, 2026-12-01: swap-AB QK^T (tokens = M of a warpgroup MMA, fp8 Q as hi + lo terms)
+    Variant("v38_n64_w4_s3_sab", 64, 4, 3, 0, "swap-AB: S^T = K Qcat^T on e4m3 warpgroup MMA straight from the "
+            "smem tile (Q hi + lo, built once), PV on mma.sync in fp16, V converted once", family="swapab",
+            tile_reduce=True),
+    Variant("v39_n64_w4_s2_sab", 64, 4, 2, 0, "v38 with 2 stages", family="swapab", tile_reduce=True),
+    Variant("v40_n64_w4_s4_sab", 64, 4, 4, 0, "v38 with 4 stages", family="swapab", tile_reduce=True),
+    Variant("v41_n64_w8_s3_sab", 64, 8, 3, 0, "v38 with 8 warps (half the accumulator registers per thread)",
+            family="swapab", tile_reduce=True),
+    Variant("v42_n64_w4_s3_sab_pvs", 64, 4, 3, 0, "v38 + PV swapped too: acc^T = V^T P^T on warpgroup MMA (M = 512)",
+            family="swapab", pv_swap=True, tile_reduce=True),
+    Variant("v43_n64_w8_s3_sab_pvs", 64, 8, 3, 0, "v42 with 8 warps", family="swapab", pv_swap=True,
+            tile_reduce=True),
+    Variant("v44_n64_w4_s3_sab_q1", 64, 4, 3, 0, "v38 with Q as one e4m3 term (accuracy ablation: half the QK MMA)",
+            family="swapab", q_terms=1, tile_reduce=True),
+    Variant("v45_n128_w8_s3_sab", 128, 8, 3, 0, "v41 on 128-token tiles", family="swapab", tile_reduce=True),
+    Variant("v46_n64_w4_s3_sab_bf", 64, 4, 3, 0, "v38 with P and V in bf16 (accuracy / speed ablation of fp16 PV)",
+            family="swapab", pv_f16=False, tile_reduce=True),
+    Variant("v47_n64_w4_s3_sab_pvs_w", 64, 4, 3, 0, "v49 + PV swapped (acc^T = V^T P^T on warpgroup MMA)",
+            family="swapab", pv_swap=True, v_path=2, tile_reduce=True),
+    Variant("v48_n64_w4_s2_sab_w", 64, 4, 2, 0, "v49 with 2 stages (less smem per CTA)", family="swapab", v_path=2,
+            tile_reduce=True),
+    Variant("v49_n64_w4_s3_sab_w", 64, 4, 3, 0, "v38 with the tile loaded as int32 words: K = their bytes as e4m3, "
+            "V = the impure pair-convert asm, so V is converted once in the loaded layout",
+            family="swapab", v_path=2, tile_reduce=True),
+    # generation 2b, 2026-12-01: the latent dims in chunks, so one chunk of V is live at a time (registers,
+    # occupancy); numbers v70+ (v50-v69 are the fused-reduce / balanced family)
+    Variant("v70_n64_w4_s3_sab_c4", 64, 4, 3, 0, "v38 with the latent dims in 4 chunks of 128 (own loads, QK partial "
+            "dots, PV accumulators)", family="swapab", lat_chunks=4, tile_reduce=True),
+    Variant("v71_n64_w4_s3_sab_pvs_c4", 64, 4, 3, 0, "v42 with 4 latent chunks", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
+    Variant("v72_n64_w4_s3_sab_w_c4", 64, 4, 3, 0, "v49 with 4 latent chunks", family="swapab", v_path=2, lat_chunks=4,
+            tile_reduce=True),
+    Variant("v73_n64_w4_s3_sab_pvs_w_c4", 64, 4, 3, 0, "v47 with 4 latent chunks", family="swapab", pv_swap=True,
+            v_path=2, lat_chunks=4, tile_reduce=True),
+    Variant("v74_n64_w4_s2_sab_pvs_c4", 64, 4, 2, 0, "v71 with 2 stages", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
+    Variant("v75_n64_w4_s3_sab_pvs_c2", 64, 4, 3, 0, "v42 with 2 latent chunks of 256", family="swapab",
+            pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v76_n64_w8_s3_sab_pvs_c4", 64, 8, 3, 0, "v71 with 8 warps", family="swapab", pv_swap=True,
+            lat_chunks=4, tile_reduce=True),
+    Variant("v77_n64_w4_s3_sab_pvs_w_c2", 64, 4, 3, 0, "v75 with the tile as int32 words (v49's V path)",
+            family="swapab", pv_swap=True, v_path=2, lat_chunks=2, tile_reduce=True),
+    Variant("v78_n128_w8_s2_sab_pvs_c2", 128, 8, 2, 0, "v75 on 128-token tiles, 8 warps (two warpgroups), 2 stages",
+            family="swapab", pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v79_n128_w8_s3_sab_pvs_c4", 128, 8, 3, 0, "v71 on 128-token tiles, 8 warps, 3 stages", family="swapab",
+            pv_swap=True, lat_chunks=4, tile_reduce=True),
+    Variant("v80_n64_w4_s3_sab_pvs_c2_h", 64, 4, 3, 0, "v75 with QK^T in fp16: Q one fp16 term, K = the fp16 V "
+            "tile (MXFP4: one decode feeds both dots, no e4m3 re-rounding)", family="swapab", pv_swap=True,
+            lat_chunks=2, qk_f16=True, tile_reduce=True),
+    Variant("v81_n64_w4_s4_sab_pvs_c2", 64, 4, 4, 0, "v75 with 4 stages (MXFP4 tiles are half the bytes)",
+            family="swapab", pv_swap=True, lat_chunks=2, tile_reduce=True),
+    Variant("v82_n64_w4_s4_sab_pvs_c2_h", 64, 4, 4, 0, "v80 with 4 stages", family="swapab", pv_swap=True,
+            lat_chunks=2, qk_f16=True, tile_reduce=True),
+    Variant("v83_n64_w4_s2_sab_pvs_w_c2", 64, 4, 2, 0, "v77 with 2 stages (two CTAs per SM fit in smem)",
+            family="swapab", pv_swap=True, v_path=2, lat_chunks=2, tile_reduce=True),
+    Variant("v84_n64_w4_s2_sab_pvs_w_c4", 64, 4, 2, 0, "v83 with 4 latent chunks", family="swapab", pv_swap=True,
+            v_path=2, lat_chunks=4, tile_reduce=True),
+    Variant("v85_n64_w4_s4_sab_pvs_c4", 64, 4, 4, 0, "v71 with 4 stages (MXFP4 tiles are half the bytes)",
+            family="swapab", pv_swap=True, lat_chunks=4, tile_reduce=True),
+    Variant("v86_n64_w4_s3_sab_pvs_c4_mxp", 64, 4, 3, 0, "v71 + MXFP4 decode returning f16x2 pairs (generation 1's "
+            "mx_decode 3: no 16-bit repacking)", family="swapab", pv_swap=True, lat_chunks=4, mx_decode=3,
+            tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -115,6 +185,23 @@ DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/n
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
     "fp8": "v35_n32_w4_s2_f16wp_tr",  # vs v13: bs4-kv8192 54.8 -> 31.0, bs4-kv1024 18.9 -> 15.7; bs256 +8%
     "mxfp4": "v30_n32_w4_s2_mxw_tr",  # vs v1: bs256-kv8192 1535 -> 1362, bs32-kv8192 219 -> 183, bs4-kv8192 61 -> 34
+}
+
+
+GEN2_DEFAULT = {  # the fastest generation-2 variant per quantized format at bs256-kv8192 (H200, 2026-12-01,
+    # data/measured/h200/gen2/: fp8 v75 489 us vs generation 1's v35 1083 us; MXFP4 v86 888 us vs v30 1348 us)
+    "fp8": "v75_n64_w4_s3_sab_pvs_c2",
+    "mxfp4": "v86_n64_w4_s3_sab_pvs_c4_mxp",
+}
+
+
+# Notebook 04's ablation chain: from generation 1's default to generation 2's, one step per row
+# (docs/notes-triton.md "Generation 2" has the predictions and the measured reason of each step)
+ABLATION_CHAIN = {
+    "fp8": ("v35_n32_w4_s2_f16wp_tr", "v38_n64_w4_s3_sab", "v42_n64_w4_s3_sab_pvs", "v71_n64_w4_s3_sab_pvs_c4",
+            "v75_n64_w4_s3_sab_pvs_c2"),
+    "mxfp4": ("v30_n32_w4_s2_mxw_tr", "v38_n64_w4_s3_sab", "v40_n64_w4_s4_sab", "v71_n64_w4_s3_sab_pvs_c4",
+              "v86_n64_w4_s3_sab_pvs_c4_mxp"),
 }
 
 

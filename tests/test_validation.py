@@ -1,0 +1,205 @@
+"""Bad input never gets a silent answer: every row of issue 12's table, per backend that runs on
+CPU (torch; triton in the interpreter), both when the plan is built ("build") and on a call that
+hits a plan already built for the same shape ("call", the per-call guard). Plus device mismatch,
+strides a kernel cannot read, scale tensors of the wrong shape, config lengths that disagree with
+the indptrs, and the guard's caching (a known input is not re-read; a changed one is).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+import torch
+
+import mla
+from mla.backends import _plans, call_guard, clear_plans, shape_key
+
+BACKENDS = ["torch"]
+if importlib.util.find_spec("triton") is not None and os.environ.get("TRITON_INTERPRET") == "1" \
+        and not torch.cuda.is_available():
+    BACKENDS.append("triton")
+ON_CPU = not torch.cuda.is_available()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans():
+    clear_plans()
+    yield
+    clear_plans()
+
+
+def good(kv_lens=None, heads=16):
+    return mla.generate_input(2, 1, 64, seed=0, num_heads=heads, kv_lens=kv_lens)
+
+
+def replace(data, **kw):
+    q, kv, qo, kvp, cfg = data
+    parts = dict(q=q, kv=dict(kv), qo=qo, kvp=kvp, cfg=dict(cfg))
+    parts.update(kw)
+    return parts["q"], parts["kv"], parts["qo"], parts["kvp"], parts["cfg"]
+
+
+def ptr(*values):
+    return torch.tensor(values, dtype=torch.int32)
+
+
+# name -> (make bad data from good data, kv_format, the message it must name)
+ROWS = {
+    "q float32": (lambda d: replace(d, q=d[0].float()), "fp8", "q must be bfloat16"),
+    "q float16": (lambda d: replace(d, q=d[0].half()), "bf16", "q must be bfloat16"),
+    "q head dim 512": (lambda d: replace(d, q=d[0][..., :512].contiguous()), "fp8",
+                       r"q must have shape \(total_q, 16, 576\)"),
+    "q 8 heads, config 16": (lambda d: replace(d, q=d[0][:, :8].contiguous()), "bf16",
+                             r"q must have shape \(total_q, 16, 576\), got \(2, 8, 576\)"),
+    "kv_indptr not monotone": (lambda d: replace(d, kvp=ptr(0, 100, 64)), "fp8", "kv_indptr is not monotone"),
+    "kv_indptr[-1] short": (lambda d: replace(d, kvp=ptr(0, 64, 100)), "fp8",
+                            r"kv_indptr\[-1\] = 100 does not match the 128 rows"),
+    "kv_indptr[-1] long": (lambda d: replace(d, kvp=ptr(0, 64, 200)), "mxfp4",
+                           r"kv_indptr\[-1\] = 200 does not match the 128 rows"),
+    "zero-length sequence": (lambda d: replace(d, kvp=ptr(0, 0, 128)), "bf16",
+                             "batch element 0 has a zero-length sequence"),
+    "qo_indptr inconsistent with q": (lambda d: replace(d, qo=ptr(0, 1, 3)), "fp8",
+                                      r"qo_indptr\[-1\] = 3 does not match the 2 rows"),
+    "qo_indptr zero-length": (lambda d: replace(d, qo=ptr(0, 0, 2)), "fp8",
+                              "qo_indptr: batch element 0 has a zero-length sequence"),
+    "kv_data without the format": (lambda d: replace(d, kv={"bf16": d[1]["bf16"]}), "fp8",
+                                   r"kv_data has no 'fp8' entry \(has \['bf16'\]\)"),
+    "config batch 0": (lambda d: replace(d, cfg={**d[4], "batch_size": 0}), "fp8", "batch_size must be >= 1"),
+    # the new checks
+    "kv on another device": (lambda d: replace(d, kv={**d[1], "bf16": d[1]["bf16"].to("meta")}), "bf16",
+                             r"kv_data\['bf16'\] is on meta, q is on cpu"),
+    "kv_indptr on another device": (lambda d: replace(d, kvp=d[3].to("meta")), "fp8", "kv_indptr is on meta"),
+    "fp8 scale on another device": (lambda d: replace(d, kv={**d[1], "fp8": (d[1]["fp8"][0], d[1]["fp8"][1].to("meta"))}),
+                                    "fp8", r"kv_data\['fp8'\] scale is on meta"),
+    "q not contiguous": (lambda d: replace(d, q=d[0].transpose(0, 1).contiguous().transpose(0, 1)), "fp8",
+                         "q must be contiguous"),
+    "kv_indptr strided": (lambda d: replace(d, kvp=torch.stack([d[3], d[3]], 1).reshape(-1)[::2]), "fp8",
+                          "kv_indptr must be contiguous"),
+    "kv rows not unit stride": (lambda d: replace(d, kv={**d[1], "bf16": d[1]["bf16"][:, 0].t().contiguous().t()
+                                                          .unsqueeze(1)}), "bf16",
+                                r"kv_data\['bf16'\] rows must be contiguous"),
+    "fp8 scale of 2 values": (lambda d: replace(d, kv={**d[1], "fp8": (d[1]["fp8"][0], d[1]["fp8"][1].repeat(2))}),
+                              "fp8", r"scale must be one fp32 value, got torch.float32 x 2"),
+    "fp8 scale zero": (lambda d: replace(d, kv={**d[1], "fp8": (d[1]["fp8"][0], torch.zeros_like(d[1]["fp8"][1]))}),
+                       "fp8", r"kv_data\['fp8'\] scale must be finite and > 0, got 0.0"),
+    "fp8 scale NaN": (lambda d: replace(d, kv={**d[1], "fp8": (d[1]["fp8"][0], d[1]["fp8"][1] * float("nan"))}),
+                      "fp8", "scale must be finite and > 0, got nan"),
+    "mxfp4 scales 12 columns": (lambda d: replace(d, kv={**d[1], "mxfp4": (d[1]["mxfp4"][0], d[1]["mxfp4"][1][:, :12])}),
+                                "mxfp4", r"scales must be uint8 \(total_kv, >= 18\)"),
+    "mxfp4 scales short rows": (lambda d: replace(d, kv={**d[1], "mxfp4": (d[1]["mxfp4"][0], d[1]["mxfp4"][1][:100])}),
+                                "mxfp4", r"scales must be uint8 \(total_kv, >= 18\), got torch.uint8 \(100, 24\)"),
+    "fp8 buffer in the bf16 slot": (lambda d: replace(d, kv={**d[1], "bf16": d[1]["fp8"][0]}), "bf16",
+                                    "mismatched format"),
+    "config lengths disagree": (lambda d: replace(d, cfg={**d[4], "kv_seq_len": 64}, kvp=ptr(0, 30, 128)), "bf16",
+                                "kv_indptr gives batch element 0 30 KV tokens, config's kv_seq_len is 64"),
+    "not a 5-tuple": (lambda d: d[:4], "fp8", "data must be the 5-tuple"),
+    "config missing a key": (lambda d: replace(d, cfg={k: v for k, v in d[4].items() if k != "q_seq_len"}), "fp8",
+                             "config is missing 'q_seq_len'"),
+}
+
+
+@pytest.mark.parametrize("when", ["build", "call"])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("row", list(ROWS))
+def test_bad_input_is_a_value_error(row, backend, when):
+    make, kv_format, message = ROWS[row]
+    data = good()
+    bad = make(data)
+    if when == "call":  # a plan for the good inputs of the same shape is already cached
+        mla.plan(data, backend=backend, kv_format=kv_format)
+        assert len(_plans) == 1
+    with pytest.raises(ValueError, match=message):
+        mla.decode(bad, backend=backend, kv_format=kv_format)
+    if when == "call":
+        try:
+            same_shape = shape_key(bad) == shape_key(data)
+        except Exception:
+            same_shape = False
+        if same_shape:  # the failure came from the per-call guard of the cached plan, no new plan
+            assert len(_plans) == 1
+
+
+def test_ragged_config_lengths_must_match_indptr():
+    data = good(kv_lens=(30, 64))
+    bad = replace(data, cfg={**data[4], "kv_lens": (64, 30)})
+    with pytest.raises(ValueError, match=r"batch element 0 30 KV tokens, config\['kv_lens'\] says 64"):
+        mla.decode(bad, backend="torch", kv_format="bf16")
+
+
+def test_seed_none_and_batch_zero():
+    with pytest.raises(ValueError, match="seed must be an int"):
+        mla.generate_input(2, 1, 64, seed=None)
+    with pytest.raises(ValueError, match="seed must be an int"):
+        mla.generate_input(2, 1, 64, seed="0")
+    data = good()
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        mla.validate_data(replace(data, cfg={**data[4], "batch_size": 0}))
+
+
+def test_unknown_format_names():
+    data = good()
+    with pytest.raises(ValueError, match="unknown kv_format 'fp4'"):
+        mla.decode(data, backend="torch", kv_format="fp4")
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        mla.decode(data, backend="nope", kv_format="fp8")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_padded_kv_rows_are_read_correctly(backend):
+    """A row stride larger than the row (a cache slice of a wider buffer) is allowed and right."""
+    data = good()
+    wide = torch.zeros(128, 1, 640, dtype=torch.bfloat16)
+    wide[..., :576] = data[1]["bf16"]
+    padded = replace(data, kv={"bf16": wide[..., :576]})
+    assert not padded[1]["bf16"].is_contiguous()
+    out = mla.decode(padded, backend=backend, kv_format="bf16")
+    ok, msg = mla.check(data, out)
+    assert ok, msg
+
+
+def test_guard_checks_each_new_input_once_and_catches_in_place_writes():
+    data = good()
+    out = mla.decode(data, backend="torch", kv_format="fp8").clone()
+    p = mla.plan(data, backend="torch", kv_format="fp8")
+    guard = call_guard(p)
+    assert guard.full_checks == 1
+    for _ in range(5):
+        mla.decode(data, backend="torch", kv_format="fp8")
+    assert guard.full_checks == 1  # the same tensors: the signature matched, nothing re-read
+    other = good()  # same shape, new tensors: one full check, right answer
+    assert torch.equal(mla.decode(other, backend="torch", kv_format="fp8"), out)
+    assert guard.full_checks == 2
+    data[3][1] = 0  # written in place through torch: the version counter moves
+    with pytest.raises(ValueError, match="zero-length sequence"):
+        mla.decode(data, backend="torch", kv_format="fp8")
+    assert len(_plans) == 1
+
+
+@pytest.mark.skipif("triton" not in BACKENDS, reason="needs triton in the interpreter (CPU, TRITON_INTERPRET=1)")
+def test_triton_per_call_guard_catches_a_changed_indptr():
+    """The case the issue found reading out of bounds: a good call, then kv_indptr[-1] grown."""
+    data = good()
+    out = mla.decode(data, backend="triton", kv_format="fp8")
+    assert mla.check(data, out)[0]
+    data[3][2] = 4096
+    with pytest.raises(ValueError, match=r"kv_indptr\[-1\] = 4096 does not match the 128 rows"):
+        mla.decode(data, backend="triton", kv_format="fp8")
+
+
+def test_backends_module_is_a_module_and_still_callable():
+    import types
+
+    import mla.backends as module
+    assert isinstance(mla.backends, types.ModuleType) and mla.backends is module
+    names = [b["name"] for b in mla.list_backends()]
+    assert names == [b["name"] for b in mla.backends()] == ["torch", "triton", "flashinfer", "aiter", "hip"]
+    assert mla.backends.backends is mla.list_backends
+
+
+@pytest.mark.skipif(not ON_CPU, reason="GPU-only backends are unavailable only on a CPU machine")
+@pytest.mark.parametrize("backend,kv_format", [("flashinfer", "bf16"), ("aiter", "fp8"), ("hip", "mxfp4")])
+def test_gpu_only_backends_refuse_cpu_inputs(backend, kv_format):
+    with pytest.raises(mla.backends.BackendUnavailable, match="not available here|runs on"):
+        mla.decode(good(), backend=backend, kv_format=kv_format)
