@@ -9,8 +9,9 @@
 # Every step is `python -m mla bench` (the one harness); each has its own time limit, capped by what
 # is left of TOTAL_BUDGET, ordered by importance so a slow machine loses the least useful rows.
 # Results ($OUT, 6 files): default.csv, flashinfer.csv, fused.csv, old.csv, sweeps.csv, small_shapes.log.
-# Rows of the fused / sweeps steps name the default variant (v28 / v35 / v30) with the knobs in
-# `config`: fused_reduce=true is v50 / v51 / v52, + balanced=true v53 / v54 / v55, + bf16 partials v56-v58.
+# The sweeps.csv rows name the default variant (v28 / v35 / v30) with the knobs in `config`
+# (fused_reduce + balanced = v53 / v54 / v55; + partial_dtype=bf16 = v56 / v57 / v58).
+# Step order = priority: default call, fused variants, FlashInfer, old call path, split sweep.
 # Every row carries host_floor_us and graph_floor_us of its own process (same machine, same minute).
 set -uo pipefail
 
@@ -58,27 +59,27 @@ SMALL=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16
 # 1. the default call, as the README shows it (DEFAULT_VARIANT, graph="auto"): 24 rows
 step default 60 "${B[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,warm,kernel,fresh \
   --out "$OUT/default.csv"
-# 2. FlashInfer, same modes, same run (its JIT build is most of this step)
+# 2. one launch per call on all 8 shapes: fused reduce (v50 / v51 / v52 = the defaults' split kernels
+#    + it) and + the balanced work list (v53 / v54 / v55): 48 rows, kernel time and eval.py's timing
+step fused-bf16 30 "${B5[@]}" --cases $LB --backend triton --kv-format bf16 --mode kernel,fresh \
+  --sweep variant=v50_n32_w4_s3_fr,v53_n32_w4_s3_frb --out "$OUT/fused.csv" --append
+step fused-fp8 30 "${B5[@]}" --cases $LB --backend triton --kv-format fp8 --mode kernel,fresh \
+  --sweep variant=v51_n32_w4_s2_f16wp_fr,v54_n32_w4_s2_f16wp_frb --out "$OUT/fused.csv" --append
+step fused-mxfp4 30 "${B5[@]}" --cases $LB --backend triton --kv-format mxfp4 --mode kernel,fresh \
+  --sweep variant=v52_n32_w4_s2_mxw_fr,v55_n32_w4_s2_mxw_frb --out "$OUT/fused.csv" --append
+# 3. FlashInfer, same modes as the default call, same run (its JIT build is most of this step)
 if (( HAVE_FI )); then
   step flashinfer 80 "${B[@]}" --cases $LB --backend flashinfer --kv-format bf16,fp8 \
     --mode cold,warm,kernel,fresh --out "$OUT/flashinfer.csv"
 fi
-# 3. one launch per call on all 8 shapes: the default variants' kernels with the fused reduce
-#    (= v50 / v51 / v52) and with the balanced work list too (= v53 / v54 / v55): 48 rows
-step fused 60 "${B5[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,kernel,fresh \
-  --config fused_reduce=true --sweep balanced=false,true --out "$OUT/fused.csv"
 # 4. the old call path of the defaults: plain launches (the README call before graph="auto"): 24 rows
 step old 30 "${B5[@]}" --cases $LB --backend triton --kv-format bf16,fp8,mxfp4 --mode cold,fresh \
   --config graph=false --out "$OUT/old.csv"
-# 5. small shapes, kernel time: split count (mean splits per element) of the balanced schedule x
-#    fp32 / bf16 partials (= v56 / v57 / v58), and the 3-stage kernels v59 / v60: 72 + 8 rows
-step splits 35 "${B5[@]}" --cases $SMALL --backend triton --kv-format bf16,fp8,mxfp4 --mode kernel \
-  --config fused_reduce=true --config balanced=true --sweep num_splits=auto,16,32,64 \
-  --sweep partial_dtype=fp32,bf16 --out "$OUT/sweeps.csv" --append
-step stages 20 "${B5[@]}" --cases $SMALL --backend triton --kv-format fp8 --mode kernel \
-  --config variant=v59_n32_w4_s3_f16wp_frb --out "$OUT/sweeps.csv" --append
-step stages-mx 20 "${B5[@]}" --cases $SMALL --backend triton --kv-format mxfp4 --mode kernel \
-  --config variant=v60_n32_w4_s3_mxw_frb --out "$OUT/sweeps.csv" --append
+# 5. small shapes, kernel time: the balanced schedule's split count (mean splits per element) x
+#    fp32 / bf16 partial O (bf16 = v56 / v57 / v58), on the default variants' kernels: 72 rows
+step splits 40 "${B5[@]}" --cases $SMALL --backend triton --kv-format bf16,fp8,mxfp4 --mode kernel \
+  --config fused_reduce=true --config balanced=true --sweep num_splits=auto,16,64 \
+  --sweep partial_dtype=fp32,bf16 --out "$OUT/sweeps.csv"
 
 # the summary: per (file, variant, config) geomeans over the shapes, and the floors
 python3 - "$OUT" <<'EOF' 2>&1 | tee -a "$LOG"

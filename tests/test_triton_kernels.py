@@ -416,3 +416,12 @@ def test_fused_variants_compile_for_sm90_with_the_acq_rel_counter():
     k = compile_offline(GPUTarget("cuda", 90, 32), kv_format="fp8", variant="v57_n32_w4_s2_f16wp_frb16", num_splits=4)
     ptx = k.asm["ptx"]
     assert "atom.global.gpu.acq_rel.add" in ptx and "ld.global.cg" in ptx and "bar.sync" in ptx
+
+
+def test_fused_knobs_are_refused_for_generation_2():
+    gen2 = next((n for n, v in VARIANTS.items() if getattr(v, "family", "split") != "split"), None)
+    if gen2 is None:
+        pytest.skip("no generation-2 variant in this tree")
+    data = mla.generate_input(1, 1, 64, seed=0)
+    with pytest.raises(ValueError, match="generation-1 split kernel"):
+        TritonDecodePlan(data, kv_format="fp8", variant=gen2, fused_reduce=True)
