@@ -95,6 +95,16 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.csv")):
         gm = {m: math.exp(g[f"{m}_median_us"].map(math.log).mean()) for m in ("cold", "kernel", "fresh")
               if g[f"{m}_median_us"].notna().all() and len(g)}
         print(f"  {v:28s} {kvf:6s} {cfg:60s} n={len(g)} " + " ".join(f"{m} {t:7.1f}" for m, t in gm.items()))
+    # the issue's targets: best format per shape, geomean over the shapes; bs4-kv1024 over the graph floor
+    for m in ("cold", "fresh", "kernel"):
+        col = f"{m}_median_us"
+        if col in ok and ok[col].notna().any():
+            best = ok.groupby("case")[col].min().dropna()
+            print(f"  best-format-per-shape geomean, {m}: {math.exp(best.map(math.log).mean()):.1f} us over {len(best)} shapes")
+    small = ok[ok.case == "bs4-kv1024-q1-h16"]
+    for _, r in small.iterrows():
+        print(f"  bs4-kv1024 {r.backend} {r.kv_format} {r.variant}: cold / graph_floor = "
+              f"{r.cold_median_us / r.graph_floor_us:.2f}, fresh / graph_floor = {r.fresh_median_us / r.graph_floor_us:.2f}")
 EOF
 python3 -m mla report "$OUT"/*.csv 2>&1 | tail -n 80 | tee -a "$LOG"
 say "small_shapes: $(( SECONDS - START ))s, files: $(cd "$OUT" && ls | tr '\n' ' ')"
