@@ -425,3 +425,18 @@ def test_fused_knobs_are_refused_for_generation_2():
     data = mla.generate_input(1, 1, 64, seed=0)
     with pytest.raises(ValueError, match="generation-1 split kernel"):
         TritonDecodePlan(data, kv_format="fp8", variant=gen2, fused_reduce=True)
+
+
+def test_fused_merge_does_not_depend_on_which_split_finishes_last():
+    """On a GPU any split of a group can finish last; the interpreter runs programs in grid order.
+    Reversing (and interleaving) the work list makes split 0 - or a middle one - the merging program."""
+    data = mla.generate_input(3, 1, 300, seed=int(torch.randint(1 << 30, ())), kv_lens=(300, 130, 31))
+    plan = TritonDecodePlan(data, kv_format="bf16", variant="v53_n32_w4_s3_frb", num_splits=4)
+    base = plan.run(data).clone()
+    order = plan.work.clone()
+    for perm in (torch.arange(order.shape[0] - 1, -1, -1), torch.randperm(order.shape[0])):
+        plan.work = order[perm].contiguous()
+        plan.out.fill_(float("nan"))
+        out = plan.run(data)
+        assert torch.equal(out, base) and int(plan.counters.abs().sum()) == 0
+    assert mla.check(data, base)[0]
