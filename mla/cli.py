@@ -11,7 +11,8 @@ import importlib
 import sys
 
 # modules that add subcommands: each defines register(subparsers) and sets func on its parser
-_COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli", "mla.analysis.accuracy")
+_COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli", "mla.analysis.accuracy",
+                    "mla.submission", "mla.doctor")  # issue 11: leaderboard export, machine doctor
 
 
 def build_parser() -> argparse.ArgumentParser:

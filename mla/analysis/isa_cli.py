@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO_ROOT / "data" / "static"
 
 
 def provenance() -> dict:

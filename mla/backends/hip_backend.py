@@ -1,14 +1,20 @@
 """``hip``: the gfx950 (MI355X) HIP kernel family -- MXFP4 KV cache, Q quantised to MXFP4 in the
 kernel, scaled-FP4 MFMA for QK, fp8 MFMA with transposed LDS reads for PV, split-K + LSE reduce.
 
-Runs only on ROCm with a gfx950 GPU, where ``plan`` builds the chosen variant with torch's
-cpp_extension (``mla/kernels/hip/build.py``). This project has no MI355X: the kernels have been
-compiled here (``python -m mla isa --target gfx950``) but never run; the harness checks them
-against ``mla.reference`` before timing when they do run.
+Runs only on ROCm with a gfx950 GPU. ``plan`` takes the variant's packaged code object
+(``mla/kernels/hip/prebuilt/gfx950/``; after a source edit, a clang build, cached) and loads it through the HIP module API on the
+``libamdhip64`` torch already loaded (``mla/kernels/hip/launcher.py``): no hipcc, no ROCm headers,
+no torch extension. This project has no MI355X: the code objects are built and their argument
+metadata checked here (CI), the launcher ran as its CUDA twin on an H200, but the gfx950 kernels
+have never run; the harness checks them against ``mla.reference`` before timing when they do.
 
 Supported: ``kv_format="mxfp4"``, ``q_format="bf16"`` (the kernel does the MXFP4 quantisation),
 16 query heads, ``q_seq_len == 1``. Anything else raises ValueError naming what is unsupported.
 Config: ``variant`` (see ``mla.kernels.hip.VARIANTS``), ``num_splits`` (else a heuristic).
+
+V goes through fp8 e4m3 in LDS: FP4 (|x| <= 6) times the block scale must stay <= 448, so a V
+block's E8M0 scale byte must be <= 133 (2^6 * 6 = 384). ``plan`` reads the V scales once and
+raises ValueError above that (K, the QK operand, is consumed as FP4 with its scale: no limit).
 """
 
 from __future__ import annotations
@@ -17,12 +23,15 @@ import math
 
 import torch
 
+from ..kernels.hip.build import load_variant
 from ..kernels.hip.variants import DEFAULT_VARIANT, VARIANTS, get_variant
 from ..problem import MXFP4_NUM_BLOCKS, MXFP4_PACKED_DIM, NUM_HEADS, QK_HEAD_DIM, V_HEAD_DIM
 from .base import Backend, Plan
 
 MI355X_CUS = 256
 MAX_SPLITS = 64
+MAX_V_E8M0 = 133  # largest E8M0 byte whose V block converts to e4m3 without overflow (6 * 2**6 <= 448)
+V_BLOCKS = 16  # dims 0..511 = the first 16 blocks of 32
 _CONFIG_KEYS = ("variant", "num_splits")
 
 
@@ -74,6 +83,16 @@ def validate_request(data, kv_format: str, q_format: str, config: dict) -> None:
         raise ValueError(f"hip backend: MXFP4 scales must be (total_kv, >= {MXFP4_NUM_BLOCKS}) bytes with unit "
                          f"inner stride (the row stride is read from the tensor), got {tuple(scales.shape)} "
                          f"strides {scales.stride()}")
+    check_v_scales(scales)
+
+
+def check_v_scales(scales) -> None:
+    """ValueError if a V block's E8M0 scale overflows the kernel's fp8 V path (one device read)."""
+    top = int(scales.view(torch.uint8)[:, :V_BLOCKS].max()) if scales.numel() else 0
+    if top > MAX_V_E8M0:
+        raise ValueError(f"hip backend: an MXFP4 V block has E8M0 scale {top} (2^{top - 127}); the kernel converts "
+                         f"V to fp8 e4m3 and is exact only up to {MAX_V_E8M0} (6 * 2^6 = 384 <= 448). Use the "
+                         f"triton backend for these inputs")
 
 
 class HipBackend(Backend):
@@ -103,31 +122,39 @@ class HipBackend(Backend):
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         validate_request(data, kv_format, q_format, config)
-        from ..kernels.hip.build import load_variant
-
-        q, kv_data, qo_indptr, kv_indptr, cfg = data
         v = get_variant(config.get("variant") or DEFAULT_VARIANT)
-        batch = int(kv_indptr.numel()) - 1
-        ns = config.get("num_splits") or choose_num_splits(batch, int(cfg["kv_seq_len"]), v.bn)
-        total_q = q.shape[0]
-        dev = q.device
-        part_o = torch.empty((ns, total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.float32, device=dev)
-        part_lse = torch.empty((ns, total_q, NUM_HEADS), dtype=torch.float32, device=dev)
-        out = torch.empty((total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device=dev)
-        mod = load_variant(v)
-        qk_scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)  # the kernel uses exp2
+        return make_plan(data, v, load_variant(v), config.get("num_splits"))
 
-        def run(d):
-            q_, kvd, qo, kv = d[0], d[1], d[2], d[3]
-            packed, scales = kvd["mxfp4"]
-            nib = packed.view(torch.uint8).reshape(-1, MXFP4_PACKED_DIM)
-            mod.decode(q_, nib, scales.view(torch.uint8), qo, kv, part_o, part_lse, out, ns, qk_scale_log2)
-            return out
 
-        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run,
-                    outputs=[out, part_o, part_lse],
-                    config=dict(variant=v.name, num_splits=ns, block_n=v.bn, num_warps=v.nw, schedule=v.schedule))
+def make_plan(data, v, launcher, num_splits: int | None = None) -> Plan:
+    """Buffers, grids and the lean ``run`` for one shape, launching through ``launcher`` (a
+    :class:`~mla.kernels.hip.launcher.ModuleLauncher` over this variant's code object). Call
+    :func:`validate_request` first. Also what the exported leaderboard submission runs."""
+    q, kv_data, qo_indptr, kv_indptr, cfg = data
+    batch = int(kv_indptr.numel()) - 1
+    ns = num_splits or choose_num_splits(batch, int(cfg["kv_seq_len"]), v.bn)
+    total_q = q.shape[0]
+    dev = q.device
+    part_o = torch.empty((ns, total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.float32, device=dev)
+    part_lse = torch.empty((ns, total_q, NUM_HEADS), dtype=torch.float32, device=dev)
+    out = torch.empty((total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device=dev)
+    qk_scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)  # the kernel uses exp2
+    partial_grid, partial_block = (ns, batch), (v.threads,)
+    reduce_grid = (total_q * NUM_HEADS,)
+
+    def run(d):
+        q_, kvd, qo, kv = d[0], d[1], d[2], d[3]
+        packed, scales = kvd["mxfp4"]
+        nib = packed.view(torch.uint8).reshape(-1, MXFP4_PACKED_DIM)
+        sc = scales.view(torch.uint8)
+        launcher.launch("mla_mxfp4_partial", partial_grid, partial_block, q_, nib, sc, qo, kv, part_o, part_lse,
+                        total_q, ns, nib.stride(0), sc.stride(0), qk_scale_log2)
+        launcher.launch("mla_lse_reduce", reduce_grid, (128,), part_o, part_lse, out, total_q, ns)
+        return out
+
+    return Plan(backend="hip", kv_format="mxfp4", q_format="bf16", run=run, outputs=[out, part_o, part_lse],
+                config=dict(variant=v.name, num_splits=ns, block_n=v.bn, num_warps=v.nw, schedule=v.schedule))
 
 
 BACKEND = HipBackend()
-__all__ = ["BACKEND", "HipBackend", "VARIANTS", "choose_num_splits", "validate_request"]
+__all__ = ["BACKEND", "HipBackend", "VARIANTS", "choose_num_splits", "make_plan", "validate_request"]

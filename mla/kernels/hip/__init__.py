@@ -1,8 +1,9 @@
 """gfx950 (MI355X) HIP kernel family for MXFP4-KV MLA decode.
 
 Sources: ``mla_mxfp4_decode.hip`` (device code), ``mla_compat.h`` (the HIP names it uses, also
-for offline builds without ROCm), ``mla_mxfp4_torch.hip`` (PyTorch bindings). Python:
-:mod:`.variants` names the variants, :mod:`.build` compiles them offline or loads them on ROCm.
+for offline builds without ROCm), Python: :mod:`.variants` names the variants,
+:mod:`.build` compiles them (assembly for the ISA lab, cached code objects for the backend),
+:mod:`.launcher` loads and launches code objects through the HIP (or, as a twin, CUDA) module API.
 """
 
 from .build import ToolchainMissing, clang_version, compile_offline, find_clang, load_variant

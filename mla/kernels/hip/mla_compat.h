@@ -1,11 +1,12 @@
 // mla_compat.h -- the few HIP device-side names the MLA kernels use, for two kinds of build.
 //
-//   * On a ROCm machine (torch cpp_extension, hipcc):  <hip/hip_runtime.h> is included and this
-//     header only adds the helpers below.
-//   * Offline, with a plain upstream clang (`clang -x hip --cuda-device-only -nogpuinc
-//     -nogpulib --offload-arch=gfx950`, no ROCm installed; define MLA_OFFLINE_COMPAT): there are
-//     no HIP headers at all, so we spell the CUDA/HIP attributes and the handful of runtime
-//     builtins ourselves.  Only what the kernels need; no host API.
+//   * With hipcc and the ROCm headers: <hip/hip_runtime.h> is included and this header only adds
+//     the helpers below (not how this repo builds; kept so the file also compiles that way).
+//   * With a plain clang (`clang -x hip --cuda-device-only -nogpuinc -nogpulib
+//     --offload-arch=gfx950`, no ROCm installed; define MLA_OFFLINE_COMPAT): there are no HIP
+//     headers at all, so we spell the CUDA/HIP attributes and the handful of runtime builtins
+//     ourselves.  Only what the kernels need; no host API. This is how both the ISA lab and the
+//     code objects the hip backend loads are built (mla/kernels/hip/build.py).
 //
 // The kernel bodies use only the helpers named mla_* below, so both builds compile the same
 // code and the offline ISA is the ISA the ROCm build would produce from the same compiler.

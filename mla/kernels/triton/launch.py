@@ -53,9 +53,11 @@ def interpreting() -> bool:
 
 
 def uses_ptx(device) -> bool:
-    """Inline PTX (the word decodes, MX_DECODE >= 2) on NVIDIA GPUs only: not in the interpreter, not on ROCm."""
+    """Inline PTX (the word decodes, MX_DECODE >= 2) on NVIDIA GPUs only: not in the interpreter, not on ROCm,
+    not with MLA_TRITON_PTX=0 (the portable path gfx950 compiles, run on an NVIDIA GPU; read at plan time)."""
     device = torch.device(device)
-    return device.type == "cuda" and torch.version.hip is None and not interpreting()
+    return (device.type == "cuda" and torch.version.hip is None and not interpreting()
+            and os.environ.get("MLA_TRITON_PTX", "1") != "0")
 
 
 def device_sm_count(device) -> int:
