@@ -330,3 +330,58 @@ def test_device_slug(name, slug):
     from mla.bench.provenance import slug_from_name
 
     assert slug_from_name(name) == slug
+
+
+# --- the leaderboard-faithful 'fresh' mode and the graph floor (issue 10) -------------------------
+def test_fresh_mode_makes_new_inputs_before_every_timed_call(fake_cuda):
+    T, log, flush = fake_cuda
+    made, seen = [], []
+
+    def make(i):
+        made.append(i)
+        log.add(f"make{i}")
+        return f"data{i}"
+
+    samples = T.time_fresh(make, lambda d: log.add(f"call:{d}") or d, StoppingRule(min_runs=3, max_runs=3),
+                           flush=flush, verify=lambda d, out: seen.append((d, out)), warmup=1)
+    assert samples == [250.0] * 3 and made == [1, 2, 3, 4]  # 1 warm-up + 3 timed, each on new inputs
+    assert seen == [(f"data{i}", f"data{i}") for i in range(1, 5)]  # every output checked
+    i = log.index("make2")
+    # eval.py's order: inputs made, device synchronized, L2 flush enqueued (not waited for: the
+    # start event queues behind it), the call, the end event; the check after it
+    assert log[i:i + 7] == ["make2", "sync", "flush", "record", "call:data2", "record", "event_sync"]
+
+
+def test_fresh_mode_fails_a_backend_that_only_works_on_fixed_inputs(fake_cuda, monkeypatch):
+    """A memoized output (a stale graph would do the same) passes the fixed-input gate and fails here."""
+    import mla.bench.harness as H
+    from mla.inputs import generate_case
+
+    T, log, flush = fake_cuda
+    monkeypatch.setattr(H, "time_fresh", T.time_fresh)
+    inputs = H._CaseInputs(TINY, torch.device("cpu"))
+    first = reference(inputs.timing).to(torch.bfloat16)
+    plan = Plan(backend="fake", kv_format="bf16", q_format="bf16", run=lambda d: first, outputs=[])
+    monkeypatch.setattr(H, "decode", lambda data, **kw: first)  # always the first inputs' answer
+    samples, failure = H._time_fresh(inputs, plan, "fake", "bf16", "bf16", {}, StoppingRule(min_runs=3, max_runs=3),
+                                     flush)
+    assert failure and "fresh inputs (seed 16)" in failure  # the first repeat: seed 3 + 13
+    honest = lambda data, **kw: reference(data).to(torch.bfloat16)  # noqa: E731
+    monkeypatch.setattr(H, "decode", honest)
+    samples, failure = H._time_fresh(inputs, plan, "fake", "bf16", "bf16", {}, StoppingRule(min_runs=3, max_runs=3),
+                                     flush)
+    assert failure is None and len(samples) == 3
+    assert not torch.equal(generate_case(TINY, seed=16)[0], inputs.timing[0])  # the repeats' inputs differ
+
+
+def test_fresh_and_graph_floor_columns_on_every_row(torch_rows, tmp_path):
+    for c in ("fresh_median_us", "fresh_min_us", "fresh_iqr_us", "fresh_n", "graph_floor_us", "host_floor_us"):
+        assert c in torch_rows.columns
+    assert torch_rows.fresh_median_us.isna().all()  # the CPU run has no fresh mode
+    with pytest.raises(ValueError, match="needs a CUDA"):
+        validate_modes(["fresh"], torch.device("cpu"))
+    # files written before these columns existed still load (filled with NaN)
+    old = torch_rows.drop(columns=[c for c in torch_rows.columns if c.startswith("fresh_")] + ["graph_floor_us"])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    back = load_results(tmp_path / "old.csv")
+    assert back.graph_floor_us.isna().all() and back.fresh_median_us.isna().all()

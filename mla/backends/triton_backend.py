@@ -4,8 +4,16 @@ Config keys (all optional):
   variant      a name from mla.kernels.triton.VARIANTS (default per KV format: DEFAULT_VARIANT)
   num_splits   int in [1, 64], "auto" (heuristic from batch, KV length, SM count) or "race"
                (time candidates on these inputs; needs CUDA)
-  graph        True: replay a CUDA graph keyed on the input tensors' addresses (CUDA only)
+  graph        "auto" (default): on CUDA, replay a CUDA graph for input addresses seen before, plain
+               launch for new ones (never a stale graph, never a capture for inputs made fresh every
+               call); True: capture on first sight; False: always launch
   split_table  CSV of saved race decisions consulted by "auto" before the heuristic
+  fused_reduce True/False: override the variant's fused split reduce (one launch per call)
+  balanced     True/False: override the variant's balanced work list (needs fused_reduce)
+  partial_dtype "fp32" / "bf16": partial O precision (bf16 needs fused_reduce)
+
+The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
+callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).
 
 On CPU it runs under Triton's interpreter (``TRITON_INTERPRET=1`` must be set before triton is
 imported); on CUDA / ROCm it compiles for the device.
@@ -15,16 +23,27 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import dataclass
 
 from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
-CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table")
+CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype")
+
+
+@dataclass
+class TritonPlan(Plan):
+    """The generic Plan plus ``bind(data)``: the lowest-overhead call for one set of tensors."""
+
+    kernel_plan: object = None
+
+    def bind(self, data):
+        return self.kernel_plan.bind(data)
 
 
 class TritonBackend(Backend):
     name = "triton"
-    description = "Triton flash-decode, split-K + LSE reduce, in-kernel fp8/MXFP4 decode; CUDA graphs"
+    description = "Triton flash-decode, split-K + LSE reduce (fused or separate), in-kernel fp8/MXFP4 decode; CUDA graphs (auto)"
     kv_formats = P.KV_FORMATS
     q_formats = P.Q_FORMATS
     devices = ("cpu", "cuda")
@@ -44,8 +63,8 @@ class TritonBackend(Backend):
         from ..kernels.triton import TritonDecodePlan
 
         p = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, **config)
-        return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=p.run, outputs=p.outputs,
-                    config=dict(p.config))
+        return TritonPlan(backend=self.name, kv_format=kv_format, q_format=q_format, run=p.run, outputs=p.outputs,
+                          config=dict(p.config), kernel_plan=p)
 
 
 BACKEND = TritonBackend()

@@ -49,6 +49,7 @@ def measure_bandwidth(device: str | torch.device, nbytes: int | None = None,
                probe_bytes=bytes_read)
     del src, dst
     res["host_floor_us"] = measure_host_floor(device, rule)
+    res["graph_floor_us"] = measure_graph_floor(device, rule) if device.type == "cuda" else float("nan")
     if device.type == "cuda":
         torch.cuda.empty_cache()  # hand the probe's 8 GiB back before the cases allocate
     return res
@@ -64,4 +65,17 @@ def measure_host_floor(device: torch.device, rule: StoppingRule) -> float:
         samples = time_events(lambda: x.add_(1), rule, flush=L2Flush(device))
     else:
         samples = time_cpu(lambda: x.add_(1), rule, clock=time.perf_counter)
+    return summarize(samples)["median"]
+
+
+def measure_graph_floor(device: torch.device, rule: StoppingRule) -> float:
+    """Median time of replaying a CUDA graph of one near-empty kernel (``x.add_(1)`` on one element),
+    timed like a 'cold' call (L2 flushed, synchronized, events around the Python ``replay()``): the
+    lowest any graph-replayed call can be in this run (issue 10's target is a ratio to it)."""
+    from .timers import L2Flush, capture_graph
+
+    x = torch.zeros(1, device=device)
+    graph = capture_graph(lambda: x.add_(1))
+    samples = time_events(graph.replay, rule, flush=L2Flush(device))
+    del graph
     return summarize(samples)["median"]

@@ -332,7 +332,8 @@ def register(sub) -> None:
     p.add_argument("--kv-format", default="fp8", help="bf16,fp8,mxfp4")
     p.add_argument("--q-format", default="bf16", help="bf16,fp8 (fp8: the backend quantizes Q inside the call)")
     p.add_argument("--mode", default=None,
-                   help="cold,warm,kernel on a GPU (default all three); cpu on CPU (default)")
+                   help="cold,warm,kernel,fresh on a GPU (default all four; fresh = new inputs before every "
+                        "call, as the leaderboard's eval.py); cpu on CPU (default)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="fixed backend config, repeatable (e.g. mode=persistent)")
     p.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",

@@ -7,6 +7,8 @@ fresh check set (another seed). Per row:
      reference (bf16 truth); a failure ends the row with status 'failed' and no times;
   3. time each mode on the timing set (see timers.py), then poison and check the timing set's
      output once more, so the numbers reported come from calls that computed the right thing.
+     The 'fresh' mode makes new inputs before every call instead (seed + 13 per repeat, as the
+     leaderboard's eval.py) and checks every output it times.
 Errors never abort a run: they become rows ('error', 'unsupported', 'unavailable') with a message.
 """
 
@@ -32,7 +34,8 @@ from . import provenance as prov
 from .bandwidth import measure_bandwidth
 from .schema import TIME_COLUMNS, empty_row, rows_to_frame
 from .stats import StoppingRule, summarize
-from .timers import MODES, L2Flush, default_modes, time_cpu, time_events, time_kernel, validate_modes
+from .timers import (FRESH_SEED_STEP, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh, time_kernel,
+                     validate_modes)
 
 CHECK_SEED_OFFSET = 1_000_003  # check inputs: a different seed than any case's timing seed
 
@@ -180,6 +183,11 @@ def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, 
                 samples = time_cpu(call, rule)
             elif mode in ("cold", "warm"):
                 samples = time_events(call, rule, flush=flush if mode == "cold" else None)
+            elif mode == "fresh":
+                samples, failure = _time_fresh(inputs, plan, backend, kv_format, q_format, config, rule, flush)
+                if failure:
+                    _clear_times(row)
+                    return {**row, "check_ok": False, "status": "failed", "message": failure}
             else:
                 samples, row["kernel_method"] = time_kernel(lambda: plan.run(inputs.timing), rule, flush)
             st = summarize(samples)
@@ -199,6 +207,35 @@ def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, 
             except Exception:
                 pass
         return {**row, "status": "error", "message": _describe(e)}
+
+
+def _time_fresh(inputs: _CaseInputs, plan, backend, kv_format, q_format, config, rule, flush):
+    """(samples, failure message or None): the 'fresh' mode. Repeat i gets inputs of seed
+    case.seed + 13 * i, its output poisoned first; every timed output is checked (bf16 truth)."""
+    case, device = inputs.case, inputs.timing[0].device
+    failures: list[str] = []
+    seed = [case.seed]
+
+    def make(i):
+        seed[0] = case.seed + FRESH_SEED_STEP * i
+        data = generate_case(case, device=device, seed=seed[0])
+        plan.poison()
+        return data
+
+    def call(data):
+        return decode(data, backend=backend, kv_format=kv_format, q_format=q_format, **config)
+
+    def verify(data, out):
+        if failures:
+            return
+        ok, msg = check(data, out)
+        if ok and out.dtype != torch.bfloat16:
+            ok, msg = False, f"output dtype {out.dtype}, the contract is torch.bfloat16"
+        if not ok:
+            failures.append(f"fresh inputs (seed {seed[0]}): {msg}")
+
+    samples = time_fresh(make, call, rule, flush=flush, verify=verify)
+    return samples, (failures[0] if failures else None)
 
 
 def _describe(e: BaseException) -> str:
@@ -244,8 +281,9 @@ def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), config
     run_id = run_id or prov.new_run_id(device)
     bw = bandwidth if bandwidth is not None else measure_bandwidth(device)
     base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"],
-                host_floor_us=bw.get("host_floor_us", float("nan")))
-    flush = L2Flush(device) if device.type == "cuda" and {"cold", "kernel"} & set(modes) else None
+                host_floor_us=bw.get("host_floor_us", float("nan")),
+                graph_floor_us=bw.get("graph_floor_us", float("nan")))
+    flush = L2Flush(device) if device.type == "cuda" and {"cold", "kernel", "fresh"} & set(modes) else None
     for case in cases:
         inputs = _CaseInputs(case, device)
         for backend, kvf, qf, cfg in itertools.product(backends, kv_formats, q_formats, configs):

@@ -57,9 +57,12 @@ COLUMNS: dict[str, str] = {
     "git_commit": "object", "git_dirty": "object", "source_hash": "object",
     "command": "object",  # the command line that wrote the row
     "host_floor_us": "float64",  # this run's cost of one tiny torch op timed like a 'cold' call
+    "graph_floor_us": "float64",  # this run's one-kernel CUDA-graph replay of a near-empty kernel, timed like 'cold'
 }
 # columns added after the first H200 campaign: files without them still load (filled empty)
-OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan}
+OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan, "graph_floor_us": math.nan,
+                    **{f"fresh_{s}": math.nan for s in TIME_STATS}, "fresh_gbs": math.nan,
+                    "fresh_pct_read_bw": math.nan}
 
 
 def empty_row() -> dict:
@@ -139,8 +142,9 @@ def load_results(paths) -> pd.DataFrame:
         if not hits:
             raise ValueError(f"no result files match {str(p)!r}")
         files += hits
-    frames = [validate(pd.read_csv(f, keep_default_na=False, na_values=[""], dtype={"config": str, "plan_config": str, "message": str}), f)
-              for f in files]
+    # every text column read as text: a source_hash such as '2e4251836778' must not become a float
+    text = {c: str for c, t in COLUMNS.items() if t == "object"}
+    frames = [validate(pd.read_csv(f, keep_default_na=False, na_values=[""], dtype=text), f) for f in files]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -427,30 +427,54 @@ def mla_decode_split_kernel(
     q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
     part_o_ptr, part_lse_ptr, out_ptr,
     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-    sm_scale, num_splits,
+    sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
     NUM_HEADS: tl.constexpr, Q_SEQ_LEN: tl.constexpr, HEADS_PER_PROG: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
-    USE_PTX: tl.constexpr = False,
+    USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False, FUSED_REDUCE: tl.constexpr = False,
+    PARTIAL_BF16: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
     writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
     [total_q, H, num_splits] for :func:`mla_decode_reduce_kernel`. num_splits is a runtime value so
-    a split sweep does not recompile."""
+    a split sweep does not recompile.
+
+    WORK_LIST (the balanced schedule): grid (head groups, work items, 1); item i of ``work_ptr``
+    (int32 [items, 3]) is (batch element, split, splits of that element); every split covers
+    ``chunk_tokens`` tokens (a multiple of BLOCK_N), so long elements get more splits and each
+    program about the same work; ``num_splits`` is then the partial buffer's split stride (the most
+    splits any element has). A batch element with one split writes its output directly.
+
+    FUSED_REDUCE: one launch. After its partial, each program bumps the (batch element, head group)
+    counter in ``counter_ptr`` (int32, zero between calls) with an acq_rel atomic; the program that
+    brings it to the element's split count is the last, merges every split's partial by LSE
+    (loads through L2, .cg) and sets the counter back to 0 for the next call. Sequential programs
+    (the interpreter) satisfy the same rule. PARTIAL_BF16 stores the partial O in bf16 (half the
+    partial traffic; the LSE stays fp32)."""
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     DOT_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if DOT_F16 else tl.bfloat16)
     # head groups vary fastest, so programs reading the same KV tiles run side by side (L2 reuse)
     head_group = tl.program_id(0)
-    split = tl.program_id(1)
-    b = tl.program_id(2)
+    if WORK_LIST:
+        item = tl.program_id(1)
+        b = tl.load(work_ptr + item * 3)
+        split = tl.load(work_ptr + item * 3 + 1)
+        splits_b = tl.load(work_ptr + item * 3 + 2)
+    else:
+        split = tl.program_id(1)
+        b = tl.program_id(2)
+        splits_b = num_splits
 
     q_start = tl.load(qo_indptr_ptr + b)
     kv_start = tl.load(kv_indptr_ptr + b)
     kv_len = tl.load(kv_indptr_ptr + b + 1) - kv_start
 
     # split boundaries, in whole BLOCK_N tiles so every tile but the last is full
-    chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
+    if WORK_LIST:
+        chunk = chunk_tokens
+    else:
+        chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
     start = split * chunk
     end = tl.minimum(start + chunk, kv_len)
 
@@ -517,17 +541,72 @@ def mla_decode_split_kernel(
     if KV_FORMAT == 1:
         acc = acc * kv_scale
     tok_out = q_start + q_idx
+    out_tile = out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d_lat[None, :]
     if SINGLE_PASS:
         o = acc / l_i[:, None]
-        tl.store(out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d_lat[None, :],
-                 _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+        tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+    elif WORK_LIST:  # (nested ifs, not `WORK_LIST and ...`: a constexpr/tensor `and` is version-fragile)
+        if splits_b == 1:  # a short element of a ragged batch: one split, no merge
+            o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+            tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+        else:
+            _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
+                           (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
+                           BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
     else:
-        has = l_i > 0
-        o = acc / tl.where(has, l_i, 1.0)[:, None]
-        lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
-        part_row = (tok_out * NUM_HEADS + head) * num_splits + split
+        _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
+                       (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
+                       BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
+
+
+@triton.jit
+def _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter, part_base, split, splits_b, out_tile, row_ok,
+                   d_lat, BLOCK_M: tl.constexpr, EXACT_RNE: tl.constexpr, PARTIAL_BF16: tl.constexpr,
+                   FUSED_REDUCE: tl.constexpr):
+    """One split's partial: O normalised by its own sum, base-2 LSE (-inf where no token was
+    visible); with FUSED_REDUCE the last program of the group then merges (:func:`_merge_if_last`)."""
+    has = l_i > 0
+    o = acc / tl.where(has, l_i, 1.0)[:, None]
+    lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
+    part_row = part_base + split
+    if PARTIAL_BF16:
+        tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], _to_bf16(o, EXACT_RNE), mask=row_ok[:, None])
+    else:
         tl.store(part_o_ptr + part_row[:, None] * 512 + d_lat[None, :], o, mask=row_ok[:, None])
-        tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+    tl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+    if FUSED_REDUCE:
+        _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_tile, row_ok, BLOCK_M, EXACT_RNE)
+
+
+@triton.jit
+def _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_tile, row_ok,
+                   BLOCK_M: tl.constexpr, EXACT_RNE: tl.constexpr):
+    """The fused reduce (see the split kernel's FUSED_REDUCE): count this program's partial in;
+    if it was the last of its (batch element, head group), combine all ``splits_b`` partials."""
+    # every thread's partial stores precede the CTA barrier, the barrier precedes the release
+    # half of the atomic: a program that acquires the final count sees every split's partial
+    tl.debug_barrier()
+    done = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+    if done == splits_b - 1:
+        d = tl.arange(0, 512)
+        m = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+        den = tl.zeros([BLOCK_M], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_M, 512], dtype=tl.float32)
+        for k in range(0, splits_b):
+            # .cg: read at L2, where the other SMs' partials are (this SM's L1 may hold none of them)
+            lse = tl.load(part_lse_ptr + part_base + k, mask=row_ok, other=float("-inf"), cache_modifier=".cg")
+            part = tl.load(part_o_ptr + (part_base + k)[:, None] * 512 + d[None, :], mask=row_ok[:, None],
+                           other=0.0, cache_modifier=".cg").to(tl.float32)
+            m_new = tl.maximum(m, lse)
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # splits with no visible token
+            alpha = tl.exp2(m - m_safe)
+            w = tl.exp2(lse - m_safe)
+            den = den * alpha + w
+            acc = acc * alpha[:, None] + w[:, None] * part
+            m = m_new
+        o = acc / tl.where(den > 0, den, 1.0)[:, None]
+        tl.store(out_tile, _to_bf16(o, EXACT_RNE), mask=row_ok[:, None])
+        tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")  # ready for the next call (or graph replay)
 
 
 @triton.jit

@@ -55,6 +55,10 @@ def _split_kernel_signature(kv_format: str) -> dict:
             "stride_o_tok": "i32", "stride_o_head": "i32", "sm_scale": "fp32", "num_splits": "i32"}
 
 
+# generation 1 only: the fused-reduce counters and the balanced work list (kernels.py)
+FUSED_ARGS = {"work_ptr": "*i32", "counter_ptr": "*i32", "chunk_tokens": "i32"}
+
+
 def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_format: str = "mxfp4",
                     q_format: str = "bf16", num_heads: int = 16, q_seq_len: int = 1, num_splits: int = 2,
                     kernel: str = "split", waves_per_eu: int | None = None,
@@ -103,8 +107,12 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
-                          MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda")
-        fn, signature = mla_decode_split_kernel, _split_kernel_signature(kv_format)
+                          MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda",
+                          WORK_LIST=v.balanced and num_splits > 1, FUSED_REDUCE=v.fused_reduce and num_splits > 1,
+                          PARTIAL_BF16=v.partial_bf16)
+        fn, signature = mla_decode_split_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        if v.partial_bf16:
+            signature["part_o_ptr"] = "*bf16"
     elif kernel == "reduce_tile":  # num_splits sets SPLITS_P2 / BLOCK_D as the launcher does
         p2 = max(2, triton.next_power_of_2(num_splits))
         constexprs = dict(NUM_HEADS=num_heads, SPLITS_P2=p2, BLOCK_D=reduce_block_d(p2), EXACT_RNE=False)
@@ -122,7 +130,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     # what the JIT would specialize at run time: 16-byte aligned pointers and strides divisible by
     # 16 (the MXFP4 scale row stride, 24, is not), which is what lets loads vectorize
     aligned = [k for k, t in signature.items()
-               if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits"))]
+               if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits", "chunk_tokens"))]
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k in aligned}
     src = ASTSource(fn=fn, signature=signature, attrs=attrs,
                     constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})

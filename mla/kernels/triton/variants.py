@@ -33,6 +33,9 @@ class Variant:
     v_path: int = 0  # swapab, fp8 KV: 0 compiler-placed V conversion; 2 the tile as int32 words (K = their bytes)
     lat_chunks: int = 1  # swapab: latent dims cut into 1 / 2 / 4 chunks (own loads, QK partials, PV accumulators)
     qk_f16: bool = False  # swapab: QK^T on fp16 (Q one fp16 term, K = the fp16 V tile) instead of e4m3
+    fused_reduce: bool = False  # split reduce inside the split kernel (last program per group merges): 1 launch
+    balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
+    partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -156,6 +159,30 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
+    # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
+    # measured on a GPU): the split kernel merges its own partials (the last program of each group)
+    Variant("v50_n32_w4_s3_fr", 32, 4, 3, 0, "v28's split kernel + fused reduce: one launch, partials "
+            "merged by the last program of each (batch element, head group)", fused_reduce=True),
+    Variant("v51_n32_w4_s2_f16wp_fr", 32, 4, 2, 0, "v35's split kernel + fused reduce", mx_decode=4, dot_f16=True,
+            fused_reduce=True),
+    Variant("v52_n32_w4_s2_mxw_fr", 32, 4, 2, 0, "v30's split kernel + fused reduce", mx_decode=2, dot_f16=True,
+            fused_reduce=True),
+    Variant("v53_n32_w4_s3_frb", 32, 4, 3, 0, "v50 + balanced work list: equal-token splits over the batch",
+            fused_reduce=True, balanced=True),
+    Variant("v54_n32_w4_s2_f16wp_frb", 32, 4, 2, 0, "v51 + balanced work list", mx_decode=4, dot_f16=True,
+            fused_reduce=True, balanced=True),
+    Variant("v55_n32_w4_s2_mxw_frb", 32, 4, 2, 0, "v52 + balanced work list", mx_decode=2, dot_f16=True,
+            fused_reduce=True, balanced=True),
+    Variant("v56_n32_w4_s3_frb16", 32, 4, 3, 0, "v53 + bf16 partial O (half the partial bytes)",
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v57_n32_w4_s2_f16wp_frb16", 32, 4, 2, 0, "v54 + bf16 partial O", mx_decode=4, dot_f16=True,
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v58_n32_w4_s2_mxw_frb16", 32, 4, 2, 0, "v55 + bf16 partial O", mx_decode=2, dot_f16=True,
+            fused_reduce=True, balanced=True, partial_bf16=True),
+    Variant("v59_n32_w4_s3_f16wp_frb", 32, 4, 3, 0, "v36's split kernel (3 stages, bs32/bs256 fp8 winner) + "
+            "fused reduce + balanced work list", mx_decode=4, dot_f16=True, fused_reduce=True, balanced=True),
+    Variant("v60_n32_w4_s3_mxw_frb", 32, 4, 3, 0, "v37's split kernel (3 stages) + fused reduce + balanced work "
+            "list", mx_decode=2, dot_f16=True, fused_reduce=True, balanced=True),
 )}
 
 DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/notes-triton.md,
