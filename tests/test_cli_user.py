@@ -173,7 +173,7 @@ def test_accuracy_and_isa_default_to_scratch(monkeypatch, tmp_path, capsys):
     assert (acc.DEFAULT_CSV.read_bytes() if acc.DEFAULT_CSV.exists() else None) == tracked
 
     seen = []
-    monkeypatch.setattr(isa, "run_sm90", lambda out, log=print: seen.append(out) or [])
+    monkeypatch.setattr(isa, "run_sm90", lambda out, log=print, variants=None: seen.append(out) or [])
     monkeypatch.setattr(prov, "SCRATCH", tmp_path / "out")
     monkeypatch.setattr(prov, "DATA", tmp_path / "data")
     cli(["isa", "--target", "sm90"])

@@ -33,8 +33,8 @@ REPRESENTATIVE = ("v42_n64_w4_s3_sab_pvs", "v49_n64_w4_s3_sab_w", "v75_n64_w4_s3
 VARIANTS_UNDER_TEST = REPRESENTATIVE + (("v86_n64_w4_s3_sab_pvs_c4_mxp", "v38_n64_w4_s3_sab") if ON_GPU else ())
 
 
-def run_checked(data, kv_format, variant, num_splits=None):
-    plan = TritonDecodePlan(data, kv_format=kv_format, variant=variant, num_splits=num_splits)
+def run_checked(data, kv_format, variant, num_splits=None, **knobs):
+    plan = TritonDecodePlan(data, kv_format=kv_format, variant=variant, num_splits=num_splits, **knobs)
     for t in plan.outputs:
         t.fill_(float("nan"))
     out = plan.run(data)
@@ -73,6 +73,22 @@ def test_decode_causal_and_32_heads(q_seq_len, num_heads, kv_format):
 def test_single_pass_and_split_k(kv_format, num_splits):
     data = mla.generate_input(2, 1, 300, seed=13, device=DEVICE)
     run_checked(data, kv_format, "v71_n64_w4_s3_sab_pvs_c4", num_splits=num_splits)
+
+
+@pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
+@pytest.mark.parametrize("knobs", [dict(fused_reduce=True), dict(fused_reduce=True, balanced=True),
+                                   dict(fused_reduce=True, balanced=True, partial_dtype="bf16")])
+def test_one_launch_fused_reduce_and_balanced_work_list(kv_format, knobs):
+    """Generation 2 shares generation 1's program-to-work map and epilogue (kernels._program_work /
+    _write_output): the fused reduce makes a split call one launch; back-to-back calls reuse the
+    counters (the merging program resets them)."""
+    data = mla.generate_input(3, 2, 260, seed=14, device=DEVICE, kv_lens=(2, 140, 260))
+    plan = run_checked(data, kv_format, "v75_n64_w4_s3_sab_pvs_c2", num_splits=4, **knobs)
+    assert plan.config["launches"] == 1 and plan.num_splits > 1
+    again = mla.generate_input(3, 2, 260, seed=15, device=DEVICE, kv_lens=(2, 140, 260))
+    out = plan.run(again)
+    ok, msg = mla.check(again, out, reference_output=mla.reference(again, kv_format=kv_format))
+    assert ok, msg
 
 
 def test_gen2_takes_quantized_kv_and_bf16_q_only():

@@ -418,15 +418,6 @@ def test_fused_variants_compile_for_sm90_with_the_acq_rel_counter():
     assert "atom.global.gpu.acq_rel.add" in ptx and "ld.global.cg" in ptx and "bar.sync" in ptx
 
 
-def test_fused_knobs_are_refused_for_generation_2():
-    gen2 = next((n for n, v in VARIANTS.items() if getattr(v, "family", "split") != "split"), None)
-    if gen2 is None:
-        pytest.skip("no generation-2 variant in this tree")
-    data = mla.generate_input(1, 1, 64, seed=0)
-    with pytest.raises(ValueError, match="generation-1 split kernel"):
-        TritonDecodePlan(data, kv_format="fp8", variant=gen2, fused_reduce=True)
-
-
 def test_fused_merge_does_not_depend_on_which_split_finishes_last():
     """On a GPU any split of a group can finish last; the interpreter runs programs in grid order.
     Reversing (and interleaving) the work list makes split 0 - or a middle one - the merging program."""

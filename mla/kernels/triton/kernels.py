@@ -455,28 +455,8 @@ def mla_decode_split_kernel(
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     DOT_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if DOT_F16 else tl.bfloat16)
     # head groups vary fastest, so programs reading the same KV tiles run side by side (L2 reuse)
-    head_group = tl.program_id(0)
-    if WORK_LIST:
-        item = tl.program_id(1)
-        b = tl.load(work_ptr + item * 3)
-        split = tl.load(work_ptr + item * 3 + 1)
-        splits_b = tl.load(work_ptr + item * 3 + 2)
-    else:
-        split = tl.program_id(1)
-        b = tl.program_id(2)
-        splits_b = num_splits
-
-    q_start = tl.load(qo_indptr_ptr + b)
-    kv_start = tl.load(kv_indptr_ptr + b)
-    kv_len = tl.load(kv_indptr_ptr + b + 1) - kv_start
-
-    # split boundaries, in whole BLOCK_N tiles so every tile but the last is full
-    if WORK_LIST:
-        chunk = chunk_tokens
-    else:
-        chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
-    start = split * chunk
-    end = tl.minimum(start + chunk, kv_len)
+    head_group, b, split, splits_b, q_start, kv_start, kv_len, start, end = _program_work(
+        qo_indptr_ptr, kv_indptr_ptr, work_ptr, num_splits, chunk_tokens, BLOCK_N, WORK_LIST)
 
     rows = tl.arange(0, BLOCK_M)
     row_ok = rows < ROWS  # BLOCK_M pads q_seq_len * heads to a power of two
@@ -540,23 +520,64 @@ def mla_decode_split_kernel(
 
     if KV_FORMAT == 1:
         acc = acc * kv_scale
-    tok_out = q_start + q_idx
+    _write_output(acc, m_i, l_i, q_start + q_idx, head, row_ok, b, head_group, split, splits_b, num_splits,
+                  part_o_ptr, part_lse_ptr, out_ptr, counter_ptr, stride_o_tok, stride_o_head, NUM_HEADS, BLOCK_M,
+                  SINGLE_PASS, DOT_FP32, WORK_LIST, FUSED_REDUCE, PARTIAL_BF16)
+
+
+@triton.jit
+def _program_work(qo_indptr_ptr, kv_indptr_ptr, work_ptr, num_splits, chunk_tokens, BLOCK_N: tl.constexpr,
+                  WORK_LIST: tl.constexpr):
+    """What this program computes (both generations): (head group, batch element, split, splits of
+    that element, its first query row, first KV row, KV length, and the split's token range)."""
+    # head groups vary fastest, so programs reading the same KV tiles run side by side (L2 reuse)
+    head_group = tl.program_id(0)
+    if WORK_LIST:
+        item = tl.program_id(1)
+        b = tl.load(work_ptr + item * 3)
+        split = tl.load(work_ptr + item * 3 + 1)
+        splits_b = tl.load(work_ptr + item * 3 + 2)
+    else:
+        split = tl.program_id(1)
+        b = tl.program_id(2)
+        splits_b = num_splits
+    q_start = tl.load(qo_indptr_ptr + b)
+    kv_start = tl.load(kv_indptr_ptr + b)
+    kv_len = tl.load(kv_indptr_ptr + b + 1) - kv_start
+    # split boundaries, in whole BLOCK_N tiles so every tile but the last is full
+    if WORK_LIST:
+        chunk = chunk_tokens
+    else:
+        chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
+    start = split * chunk
+    end = tl.minimum(start + chunk, kv_len)
+    return head_group, b, split, splits_b, q_start, kv_start, kv_len, start, end
+
+
+@triton.jit
+def _write_output(acc, m_i, l_i, tok_out, head, row_ok, b, head_group, split, splits_b, num_splits, part_o_ptr,
+                  part_lse_ptr, out_ptr, counter_ptr, stride_o_tok, stride_o_head, NUM_HEADS: tl.constexpr,
+                  BLOCK_M: tl.constexpr, SINGLE_PASS: tl.constexpr, EXACT_RNE: tl.constexpr,
+                  WORK_LIST: tl.constexpr, FUSED_REDUCE: tl.constexpr, PARTIAL_BF16: tl.constexpr):
+    """The epilogue of both generations: acc [BLOCK_M, 512] (V-scale applied) -> the bf16 output
+    (single pass, or a one-split element of the work list) or this split's partial (+ the fused merge)."""
+    d_lat = tl.arange(0, 512)
     out_tile = out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d_lat[None, :]
     if SINGLE_PASS:
         o = acc / l_i[:, None]
-        tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+        tl.store(out_tile, _to_bf16(o, EXACT_RNE), mask=row_ok[:, None])
     elif WORK_LIST:  # (nested ifs, not `WORK_LIST and ...`: a constexpr/tensor `and` is version-fragile)
         if splits_b == 1:  # a short element of a ragged batch: one split, no merge
             o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
-            tl.store(out_tile, _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
+            tl.store(out_tile, _to_bf16(o, EXACT_RNE), mask=row_ok[:, None])
         else:
             _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
                            (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
-                           BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
+                           BLOCK_M, EXACT_RNE, PARTIAL_BF16, FUSED_REDUCE)
     else:
         _store_partial(acc, m_i, l_i, part_o_ptr, part_lse_ptr, counter_ptr + b * tl.num_programs(0) + head_group,
                        (tok_out * NUM_HEADS + head) * num_splits, split, splits_b, out_tile, row_ok, d_lat,
-                       BLOCK_M, DOT_FP32, PARTIAL_BF16, FUSED_REDUCE)
+                       BLOCK_M, EXACT_RNE, PARTIAL_BF16, FUSED_REDUCE)
 
 
 @triton.jit

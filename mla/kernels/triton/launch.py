@@ -256,9 +256,6 @@ class TritonDecodePlan:
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
         self.partial_bf16 = self.variant.partial_bf16 if partial_dtype is None else partial_dtype == "bf16"
-        if self.variant.family != "split" and (self.fused_reduce or self.balanced or self.partial_bf16):
-            raise ValueError(f"variant {self.variant.name!r} (family {self.variant.family!r}): fused_reduce, balanced "
-                             "and bf16 partials are implemented in the generation-1 split kernel (kernels.py) only")
         if self.balanced and not self.fused_reduce:
             raise ValueError("balanced=True (the work-list schedule) needs fused_reduce=True: the separate reduce "
                              "kernels take one split count for every batch element")
@@ -316,6 +313,8 @@ class TritonDecodePlan:
         common = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=self.q_seq_len, HEADS_PER_PROG=hp, BLOCK_M=self.block_m,
                       BLOCK_N=self.variant.block_n, SINGLE_PASS=self.num_splits == 1,
                       KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=interpreting(), USE_PTX=uses_ptx(self.device),
+                      WORK_LIST=self.balanced and self.num_splits > 1,
+                      FUSED_REDUCE=self.fused_reduce and self.num_splits > 1, PARTIAL_BF16=self.partial_bf16,
                       num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
         if self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
@@ -326,10 +325,7 @@ class TritonDecodePlan:
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,
-                                   MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch,
-                                   WORK_LIST=self.balanced and self.num_splits > 1,
-                                   FUSED_REDUCE=self.fused_reduce and self.num_splits > 1,
-                                   PARTIAL_BF16=self.partial_bf16)
+                                   MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch)
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
         can_graph = self.device.type == "cuda" and not interpreting()
@@ -391,9 +387,7 @@ class TritonDecodePlan:
         args = (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
                 self.num_splits)
-        if self.variant.family == "split":  # the fused reduce / work list arguments (generation 1 only)
-            args += (self.work, self.counters, self.chunk_tokens)
-        return args
+        return args + (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
 
     def _launch_args(self, args: tuple) -> torch.Tensor:
         out = self.out

@@ -99,8 +99,13 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=False,
-                          Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path, LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3, USE_PTX=target.backend == "cuda")
-        fn, signature = mla_decode_swapab_kernel, _split_kernel_signature(kv_format)
+                          Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path,
+                          LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3,
+                          USE_PTX=target.backend == "cuda", WORK_LIST=v.balanced and num_splits > 1,
+                          FUSED_REDUCE=v.fused_reduce and num_splits > 1, PARTIAL_BF16=v.partial_bf16)
+        fn, signature = mla_decode_swapab_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        if v.partial_bf16:
+            signature["part_o_ptr"] = "*bf16"
     elif kernel == "split":
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,

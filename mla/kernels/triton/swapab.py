@@ -42,7 +42,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .kernels import _bytes_of_words, _decode_fp8_words, _decode_mx_words, _round_to_e4m3, _to_bf16
+from .kernels import (_bytes_of_words, _decode_fp8_words, _decode_mx_words, _program_work, _round_to_e4m3,
+                      _write_output)
 
 
 @triton.jit
@@ -149,22 +150,25 @@ def _pv(acc, alpha, pt, v, PV_SWAP: tl.constexpr, V_DTYPE: tl.constexpr):
 
 
 @triton.jit
-def _store_chunk(acc, c: tl.constexpr, D: tl.constexpr, l_i, m_i, kv_scale, tok_out, head, row_ok, split,
-                 num_splits, part_o_ptr, out_ptr, stride_o_tok, stride_o_head, NUM_HEADS: tl.constexpr,
-                 KV_FORMAT: tl.constexpr, PV_SWAP: tl.constexpr, SINGLE_PASS: tl.constexpr, DOT_FP32: tl.constexpr):
+def _rows_major(acc, PV_SWAP: tl.constexpr):
     if PV_SWAP:
         acc = tl.trans(acc)
-    if KV_FORMAT == 1:
-        acc = acc * kv_scale
-    d = c * D + tl.arange(0, D)
-    if SINGLE_PASS:
-        o = acc / l_i[:, None]
-        tl.store(out_ptr + tok_out[:, None] * stride_o_tok + head[:, None] * stride_o_head + d[None, :],
-                 _to_bf16(o, DOT_FP32), mask=row_ok[:, None])
-    else:
-        o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
-        part_row = (tok_out * NUM_HEADS + head) * num_splits + split
-        tl.store(part_o_ptr + part_row[:, None] * 512 + d[None, :], o, mask=row_ok[:, None])
+    return acc
+
+
+@triton.jit
+def _full_acc(acc0, acc1, acc2, acc3, LAT_CHUNKS: tl.constexpr, PV_SWAP: tl.constexpr, R: tl.constexpr):
+    """The chunk accumulators as one [R, 512] tile (chunk-major along the dims), for the epilogue."""
+    a0 = _rows_major(acc0, PV_SWAP)
+    if LAT_CHUNKS == 1:
+        acc = a0
+    elif LAT_CHUNKS == 2:
+        acc = tl.reshape(tl.permute(tl.join(a0, _rows_major(acc1, PV_SWAP)), (0, 2, 1)), (R, 512))
+    else:  # [R, D, k, l] holds chunk 2l + k
+        j = tl.join(tl.join(a0, _rows_major(acc1, PV_SWAP)),
+                    tl.join(_rows_major(acc2, PV_SWAP), _rows_major(acc3, PV_SWAP)))
+        acc = tl.reshape(tl.permute(j, (0, 3, 2, 1)), (R, 512))
+    return acc
 
 
 @triton.jit
@@ -172,15 +176,16 @@ def mla_decode_swapab_kernel(
     q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
     part_o_ptr, part_lse_ptr, out_ptr,
     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-    sm_scale, num_splits,
+    sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
     NUM_HEADS: tl.constexpr, Q_SEQ_LEN: tl.constexpr, HEADS_PER_PROG: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
     KV_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
     V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
-    MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False,
+    MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False,
+    FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False,
 ):
-    """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch); outputs as generation 1's split kernel.
+    """Grid, work list, fused reduce and outputs as generation 1's split kernel (same arguments).
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
     LAT_CHUNKS (1, 2 or 4) cuts the 512 latent dims into chunks with their own loads, QK^T partial
     dots and PV accumulators, so one chunk's V is live in registers at a time. QK_F16 runs QK^T on
@@ -192,16 +197,8 @@ def mla_decode_swapab_kernel(
     K_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if QK_F16 else tl.float8e4nv)
     TERMS: tl.constexpr = 1 if QK_F16 else Q_TERMS
     V_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if PV_F16 else tl.bfloat16)
-    head_group = tl.program_id(0)
-    split = tl.program_id(1)
-    b = tl.program_id(2)
-
-    q_start = tl.load(qo_indptr_ptr + b)
-    kv_start = tl.load(kv_indptr_ptr + b)
-    kv_len = tl.load(kv_indptr_ptr + b + 1) - kv_start
-    chunk = tl.cdiv(tl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
-    start = split * chunk
-    end = tl.minimum(start + chunk, kv_len)
+    head_group, b, split, splits_b, q_start, kv_start, kv_len, start, end = _program_work(
+        qo_indptr_ptr, kv_indptr_ptr, work_ptr, num_splits, chunk_tokens, BLOCK_N, WORK_LIST)
 
     rows = tl.arange(0, R)
     row_ok = rows < ROWS
@@ -294,18 +291,9 @@ def mla_decode_swapab_kernel(
             acc3 = _pv(acc3, alpha, pt, v3, PV_SWAP, V_DTYPE)
         m_i = m_new
 
-    tok_out = q_start + q_idx
-    _store_chunk(acc0, 0, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
-                 stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
-    if LAT_CHUNKS >= 2:
-        _store_chunk(acc1, 1, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
-                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
-    if LAT_CHUNKS == 4:
-        _store_chunk(acc2, 2, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
-                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
-        _store_chunk(acc3, 3, D, l_i, m_i, kv_scale, tok_out, head, row_ok, split, num_splits, part_o_ptr, out_ptr,
-                     stride_o_tok, stride_o_head, NUM_HEADS, KV_FORMAT, PV_SWAP, SINGLE_PASS, DOT_FP32)
-    if not SINGLE_PASS:
-        has = l_i > 0
-        lse = tl.where(has, m_i + tl.log2(tl.where(has, l_i, 1.0)), float("-inf"))
-        tl.store(part_lse_ptr + (tok_out * NUM_HEADS + head) * num_splits + split, lse, mask=row_ok)
+    acc = _full_acc(acc0, acc1, acc2, acc3, LAT_CHUNKS, PV_SWAP, R)
+    if KV_FORMAT == 1:
+        acc = acc * kv_scale
+    _write_output(acc, m_i, l_i, q_start + q_idx, head, row_ok, b, head_group, split, splits_b, num_splits,
+                  part_o_ptr, part_lse_ptr, out_ptr, counter_ptr, stride_o_tok, stride_o_head, NUM_HEADS, R,
+                  SINGLE_PASS, DOT_FP32, WORK_LIST, FUSED_REDUCE, PARTIAL_BF16)
