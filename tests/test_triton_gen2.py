@@ -120,3 +120,20 @@ def test_every_gen2_variant_is_documented_and_named_by_its_knobs():
         assert v.what_changed and f"_n{v.block_n}_w{v.num_warps}_s{v.num_stages}_" in name + "_"
         assert ("pvs" in name) == v.pv_swap, name
         assert (f"_c{v.lat_chunks}" in name) == (v.lat_chunks > 1), name
+
+
+def test_default_falls_back_where_generation_2_cannot_take_the_request():
+    """No variant named: generation 2 for bf16 Q with MXFP4 scales in its exact range, generation 1's
+    default for quantized Q or scales in [104, 136] outside [119, 133], the exact decode beyond."""
+    from mla.kernels.triton.variants import DEFAULT_VARIANT, FALLBACK_VARIANT, EXACT_MXFP4_VARIANT
+
+    data = mla.generate_input(1, 1, 64, seed=3)
+    assert TritonDecodePlan(data, kv_format="fp8").variant.name == DEFAULT_VARIANT["fp8"]
+    assert TritonDecodePlan(data, kv_format="fp8", q_format="fp8").variant.name == FALLBACK_VARIANT["fp8"]
+    assert TritonDecodePlan(data, kv_format="mxfp4").variant.name == DEFAULT_VARIANT["mxfp4"]
+    packed, scales = data[1]["mxfp4"]
+    for top, expect in ((134, FALLBACK_VARIANT["mxfp4"]), (137, EXACT_MXFP4_VARIANT)):
+        sc = scales.clone()
+        sc[3, 5] = top
+        plan = TritonDecodePlan((data[0], {"mxfp4": (packed, sc)}, *data[2:]), kv_format="mxfp4")
+        assert plan.variant.name == expect, (top, plan.variant.name)

@@ -37,7 +37,8 @@ from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
 from .swapab import mla_decode_swapab_kernel
-from .variants import DEFAULT_VARIANT, Variant, get_variant
+from .variants import (MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant,
+                       get_variant)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -181,8 +182,6 @@ def _kv_tensors(data, kv_format):
     return packed, scales, packed.stride(0), scales.stride(0)
 
 
-MXFP4_E4M3_EXACT = (119, 133)  # E8M0 range where every e2m1 x 2**(e - 127) is an e4m3 value
-MXFP4_F16_EXACT = (104, 136)  # ... an fp16 value (the word decode's fp16 multiply)
 
 
 def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
@@ -221,7 +220,11 @@ class TritonDecodePlan:
             raise ValueError(f"q must be (total_q, H, {QK_HEAD_DIM}) bf16 with unit last stride, got "
                              f"{tuple(q.shape)} {q.dtype}")
         self.kv_format, self.q_format = kv_format, q_format
-        self.variant = get_variant(variant or DEFAULT_VARIANT[kv_format])
+        if variant is None and kv_format == "mxfp4":  # the default depends on the scales' range (one pass)
+            used = kv_data["mxfp4"][1][:, :18]
+            nz = torch.where(used == 0, torch.full_like(used, 255), used)
+            variant = default_variant(kv_format, q_format, (int(nz.min()), int(used.max())))
+        self.variant = get_variant(variant or default_variant(kv_format, q_format))
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
                              "computed wrong results on triton 3.6 / sm90 (H200 probe 2026-11-30); use BLOCK_N >= 32")

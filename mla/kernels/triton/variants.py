@@ -157,6 +157,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v86_n64_w4_s3_sab_pvs_c4_mxp", 64, 4, 3, 0, "v71 + MXFP4 decode returning f16x2 pairs (generation 1's "
             "mx_decode 3: no 16-bit repacking)", family="swapab", pv_swap=True, lat_chunks=4, mx_decode=3,
             tile_reduce=True),
+    # generation 2 + the one-launch epilogue of v50-v55 (fused reduce, balanced work list)
+    Variant("v87_n64_w4_s3_sab_pvs_c2_fr", 64, 4, 3, 0, "v75 + fused reduce: one launch per call", family="swapab",
+            pv_swap=True, lat_chunks=2, fused_reduce=True),
+    Variant("v88_n64_w4_s3_sab_pvs_c4_mxp_fr", 64, 4, 3, 0, "v86 + fused reduce: one launch per call",
+            family="swapab", pv_swap=True, lat_chunks=4, mx_decode=3, fused_reduce=True),
+    Variant("v89_n64_w4_s3_sab_pvs_c2_frb", 64, 4, 3, 0, "v87 + balanced work list", family="swapab", pv_swap=True,
+            lat_chunks=2, fused_reduce=True, balanced=True),
+    Variant("v90_n64_w4_s3_sab_pvs_c4_mxp_frb", 64, 4, 3, 0, "v88 + balanced work list", family="swapab",
+            pv_swap=True, lat_chunks=4, mx_decode=3, fused_reduce=True, balanced=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -185,12 +194,36 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "list", mx_decode=2, dot_f16=True, fused_reduce=True, balanced=True),
 )}
 
-DEFAULT_VARIANT = {  # per KV format, from the H200 probes of 2026-11-30 (docs/notes-triton.md,
-    # data/measured/h200/triton-probe2-2026-11-30.csv: kernel time, checks passed on GPU)
+DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
-    "fp8": "v35_n32_w4_s2_f16wp_tr",  # vs v13: bs4-kv8192 54.8 -> 31.0, bs4-kv1024 18.9 -> 15.7; bs256 +8%
-    "mxfp4": "v30_n32_w4_s2_mxw_tr",  # vs v1: bs256-kv8192 1535 -> 1362, bs32-kv8192 219 -> 183, bs4-kv8192 61 -> 34
+    "fp8": "v75_n64_w4_s3_sab_pvs_c2",  # generation 2: bs256-kv8192 1083 (v35) -> 489 us (gen2/)
+    "mxfp4": "v86_n64_w4_s3_sab_pvs_c4_mxp",  # generation 2: bs256-kv8192 1348 (v30) -> 888 us (gen2/)
 }
+
+
+MXFP4_E4M3_EXACT = (119, 133)  # E8M0 range where every e2m1 x 2**(e - 127) is an e4m3 value
+MXFP4_F16_EXACT = (104, 136)  # ... an fp16 value (the word decode's fp16 multiply)
+
+# the default when the format's DEFAULT_VARIANT cannot take a request (generation 2 takes bf16 Q and
+# MXFP4 scales in [119, 133] only): generation 1's measured defaults, then v1 (exact for any E8M0)
+FALLBACK_VARIANT = {"bf16": "v28_n32_w4_s3_tr", "fp8": "v35_n32_w4_s2_f16wp_tr", "mxfp4": "v30_n32_w4_s2_mxw_tr"}
+EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
+
+
+def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None) -> str:
+    """The variant a plan uses when none is named: DEFAULT_VARIANT, unless it cannot take this
+    request (quantized Q, or MXFP4 scales outside what its decode represents exactly), then
+    FALLBACK_VARIANT, then the exact MXFP4 decode."""
+    name = DEFAULT_VARIANT[kv_format]
+    v = VARIANTS[name]
+    lo, hi = mxfp4_scale_range or (127, 127)
+    if v.family == "swapab":
+        exact = MXFP4_F16_EXACT if v.qk_f16 else MXFP4_E4M3_EXACT
+        if q_format != "bf16" or (kv_format == "mxfp4" and not exact[0] <= lo <= hi <= exact[1]):
+            name = FALLBACK_VARIANT[kv_format]
+    if kv_format == "mxfp4" and VARIANTS[name].mx_decode >= 2 and hi > MXFP4_F16_EXACT[1]:
+        name = EXACT_MXFP4_VARIANT
+    return name
 
 
 GEN2_DEFAULT = {  # the fastest generation-2 variant per quantized format at bs256-kv8192 (H200, 2026-12-01,
