@@ -19,7 +19,9 @@ set -uo pipefail
 OUT=${OUT:-out/campaign}
 CARRY=${CARRY:-.carry}
 CASES=${CASES:-leaderboard}
-MODES=${MODES:-cold,warm,kernel}
+MODES=${MODES:-cold,warm,kernel,fresh}
+BACKENDS=${BACKENDS:-torch flashinfer triton}   # the main step's backends (space-separated)
+TESTS=${TESTS:-0}                     # 1: run the test suite first (pytest -n, GPU tests compiled), into $OUT
 MAX_SECONDS=${MAX_SECONDS:-0.5}       # sampling cap per timing mode per row
 TOTAL_BUDGET=${TOTAL_BUDGET:-480}     # seconds for the whole script (the device call allows 600)
 SWEEP_FILE=${SWEEP_FILE:-}            # optional file: one bench argument line per sweep, '#' comments
@@ -75,13 +77,21 @@ BENCH=("${MLA[@]}" bench --cases "$CASES" --mode "$MODES" --max-seconds "$MAX_SE
 step info 60 "${MLA[@]}" info
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>&1 | tee -a "$LOG"
 
+# 2b. the test suite on this machine (GPU tests compiled; artifacts of tests that write them under $OUT/tests)
+if (( TESTS )); then
+  mkdir -p "$OUT/tests"
+  step tests 240 env MLA_TEST_OUT="$OUT/tests" python3 -m pytest -q -n "${TEST_JOBS:-12}" -p no:cacheprovider \
+    --junitxml="$OUT/junit.xml" -rs tests
+fi
+
+has() { [[ " $BACKENDS " == *" $1 "* ]]; }
 # 3. the peers and baselines on the leaderboard shapes
-step torch 150 "${BENCH[@]}" --backend torch --kv-format bf16,fp8,mxfp4 --out "$OUT/torch.csv"
-step flashinfer 150 "${BENCH[@]}" --backend flashinfer --kv-format bf16,fp8 --out "$OUT/flashinfer.csv"
-if [ -f mla/backends/triton_backend.py ]; then
-  step triton 180 "${BENCH[@]}" --backend triton --kv-format bf16,fp8,mxfp4 --config graph=true --out "$OUT/triton.csv"
+has torch && step torch 150 "${BENCH[@]}" --backend torch --kv-format bf16,fp8,mxfp4 --out "$OUT/torch.csv"
+has flashinfer && step flashinfer 150 "${BENCH[@]}" --backend flashinfer --kv-format bf16,fp8 --out "$OUT/flashinfer.csv"
+if has triton; then  # the default call, as README shows it (DEFAULT_VARIANT, graph="auto")
+  step triton 180 "${BENCH[@]}" --backend triton --kv-format bf16,fp8,mxfp4 --out "$OUT/triton.csv"
 else
-  say "=== [triton] skipped: mla/backends/triton_backend.py does not exist yet"
+  say "=== [triton] skipped: not in BACKENDS"
 fi
 
 # 4. sweeps (all into one CSV: --append adds to it)
@@ -98,7 +108,10 @@ for args in "${SWEEPS[@]}"; do
     --out "$OUT/sweeps.csv" --append $args
 done
 
-# 5. the summary of every row written, last
+# 5. everything under $OUT/tests in one file (at most 8 files come back from a device call)
+if [ -d "$OUT/tests" ]; then tar czf "$OUT/tests.tgz" -C "$OUT" tests && rm -rf "$OUT/tests"; fi
+
+# 6. the summary of every row written, last
 csvs=("$OUT"/*.csv)
 if [ -e "${csvs[0]}" ]; then
   "${MLA[@]}" report "${csvs[@]}" 2>&1 | tee -a "$LOG" || FAILURES+=("report")
