@@ -218,11 +218,17 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
         from .kernels.hip.variants import get_variant as hip_variant
 
         variant = hip_variant(variant or HIP_DEFAULT).name
-        clang = hip_build.find_clang()
-        co = hip_build.build_code_object(variant, clang).read_bytes()
+        shipped = hip_build.prebuilt_code_object(variant)  # current shipped code object: no compiler needed
+        if shipped is not None:
+            co = shipped.read_bytes()
+            clang_desc = json.loads(hip_build.PREBUILT_MANIFEST.read_text())["clang"] + ", shipped prebuilt"
+        else:
+            clang = hip_build.find_clang()
+            co = hip_build.build_code_object(variant, clang).read_bytes()
+            clang_desc = hip_build.clang_version(clang)
         text = base64.b64encode(co).decode()
         extra = dict(code_object='"\n    "'.join(text[i:i + 96] for i in range(0, len(text), 96)),
-                     nbytes=len(co), clang=hip_build.clang_version(clang))
+                     nbytes=len(co), clang=clang_desc)
     if num_splits is not None and (not isinstance(num_splits, int) or not 1 <= num_splits <= 64):
         raise ValueError(f"num_splits must be an int in 1..64 or None, got {num_splits!r}")
     mods = inlined_modules(backend)

@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import mla
+
 from mla.analysis import manifest, measured
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,8 +133,14 @@ def test_split_table_agrees_with_the_plans_recorded_num_splits(rows):
     for _, r in d.iterrows():
         used = json.loads(r.plan_config)["num_splits"]
         assert measured.heuristic_splits(r.case, r.variant, r.kv_format) == used, (r.case, r.kv_format, r.variant)
+    # and the table of today's defaults gives what a plan of today's defaults picks
+    from mla.kernels.triton import TritonDecodePlan
+
     occ = measured.occupancy_table([measured.P.case_from_name("bs4-kv1024-q1-h16")])
-    assert set(occ.heuristic_splits) == {32}  # tile-reduce defaults: 32-token minimum split
+    data = mla.generate_input(4, 1, 1024, seed=0)
+    for _, r in occ.iterrows():
+        plan = TritonDecodePlan(data, kv_format=r.kv_format)
+        assert (r.variant, r.heuristic_splits) == (plan.variant.name, plan.num_splits), r.to_dict()
 
 
 def test_notebook_05_geomeans_equal_readme(rows):

@@ -62,7 +62,7 @@ def campaign_commands(script: Path | str | None = None, sweep_file: Path | str |
     env["BENCH"] = _expand(m.group(1), env) if m else ["python", "-m", "mla", "bench"]
     out: dict[str, list[str]] = {"leaderboard": [], "sweeps": []}
     for line in text.splitlines():
-        st = re.match(r"^\s*step\s+(\S+)\s+\d+\s+(.*)$", line)
+        st = re.match(r"^\s*(?:has\s+\S+\s+&&\s+)?step\s+(\S+)\s+\d+\s+(.*)$", line)
         if st and "BENCH[@]" in st.group(2):
             out["leaderboard"].append(shlex.join(_expand(st.group(2), env)))
     sweep_lines = [ln.strip().strip('"') for ln in re.findall(r"^\s*\"(--[^\n]*)\"\s*$", text, flags=re.M)]
