@@ -22,7 +22,7 @@ CASES=${CASES:-leaderboard}
 MODES=${MODES:-cold,warm,kernel,fresh}
 BACKENDS=${BACKENDS:-torch flashinfer triton}   # the main step's backends (space-separated)
 TESTS=${TESTS:-0}                     # 1: run the test suite first (pytest -n, GPU tests compiled), into $OUT
-MAX_SECONDS=${MAX_SECONDS:-0.5}       # sampling cap per timing mode per row
+MAX_SECONDS=${MAX_SECONDS:-0.25}      # sampling cap per timing mode per row
 TOTAL_BUDGET=${TOTAL_BUDGET:-480}     # seconds for the whole script (the device call allows 600)
 SWEEP_FILE=${SWEEP_FILE:-}            # optional file: one bench argument line per sweep, '#' comments
 # Sweeps appended here run after the main steps, e.g. (the Triton author fills these in):

@@ -6,7 +6,8 @@
 # executes every notebook on those rows. Brings back 4 files under $OUT:
 #   reproduce-live.log, live-csv.tar.gz (data/measured/h200/*-live.csv and notebook 01's
 #   data/accuracy/quant_accuracy.csv, recomputed on the GPU), notebooks-executed.tar.gz,
-#   figures.tar.gz.  ONLY=05 bash scripts/h200_live_reproduce.sh runs only the matching notebook(s).
+#   figures.tar.gz.  ONLY=05 bash scripts/h200_live_reproduce.sh runs only the matching notebook(s);
+#   LIVE_TIMEOUT=S stops the run after S seconds and still packs what it wrote (0 = no limit).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/mla-out}
@@ -19,7 +20,7 @@ fi
 stamp=$(mktemp)
 # ONLY=05 (a notebook-name filter) runs a part: the python path below with --only
 if [ -z "${ONLY:-}" ] && command -v make >/dev/null; then
-  make reproduce MODE=live 2>&1 | tee "$OUT/reproduce-live.log"; rc=${PIPESTATUS[0]}
+  timeout "${LIVE_TIMEOUT:-0}" make reproduce MODE=live 2>&1 | tee "$OUT/reproduce-live.log"; rc=${PIPESTATUS[0]}
 else  # the same as the Makefile's offline branch
   { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/mla-site .whl/*.whl \
     && PYTHONPATH="$PWD:/tmp/mla-site${PYTHONPATH:+:$PYTHONPATH}" python3 -m mla reproduce --mode live ${ONLY:+--only "$ONLY"}; } 2>&1 \
