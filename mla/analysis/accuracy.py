@@ -147,7 +147,7 @@ def study(cases=P.LEADERBOARD, *, kv_formats=P.KV_FORMATS, q_formats=P.Q_FORMATS
             out = _quantized_output(data, kvf, qf, rule, cache)
             m = accuracy_metrics(out, truth)
             ratio = tolerance_ratio(out, truth).flatten()
-            q = torch.quantile(ratio[:: max(1, ratio.numel() // 2_000_000)].float(), torch.tensor([0.5, 0.99]))
+            q = torch.quantile(ratio[:: max(1, ratio.numel() // 2_000_000)].float(), torch.tensor([0.5, 0.99], device=ratio.device))
             rows.append(dict(
                 case=case.name, bs=case.batch_size, kv=case.kv_seq_len, heads=case.num_heads,
                 q_seq_len=case.q_seq_len, seed=case.seed, bs_used=run.batch_size, reduced=run != case,
