@@ -561,7 +561,8 @@ def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", b
 
 def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None:
     """One time per (entry, case): each backend x KV format at its best config (min of ``mode`` over
-    the ok rows, latest per run key; for triton an oracle choice over every swept config), plus
+    the ok rows, latest per run key; for triton an oracle choice over every swept config of the
+    default rows' commit), plus
     ``triton <fmt> (default)``: the default-config rows (default variant, the heuristic's num_splits:
     what a user gets). Long format: entry, backend, kv_format, case, time_us, cold_us, warm_us,
     kernel_us, host_floor_us, read_gbs, run_id, variant, config, command, source_csv."""
@@ -580,11 +581,18 @@ def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None
                     run_id=r.get("run_id"), variant=r["variant"], config=r["config"],
                     plan_config=r.get("plan_config"), command=r.get("command"), source_csv=r.get("source_csv"))
 
+    d = default_rows(rows, "triton")
+    # the oracle "best config" only among rows of the code the default call ran (its git commit):
+    # rows from older code are never mixed into a best claim
+    current = set(d.git_commit.dropna()) if d is not None and "git_commit" in d else set()
     out = []
     for (b, f, case), g in rows.groupby(["backend", "kv_format", "case"]):
+        if b == "triton" and current and "git_commit" in g:
+            g = g[g.git_commit.isin(current)]
+            if g.empty:
+                continue
         best = g.loc[g[f"{mode}_median_us"].idxmin()]
         out.append(rec(f"{b} {f}" + (" (best config)" if b == "triton" else ""), b, f, case, best))
-    d = default_rows(rows, "triton")
     if d is not None:
         for _, r in d.dropna(subset=[f"{mode}_median_us"]).iterrows():
             out.append(rec(f"triton {r['kv_format']} (default)", "triton", r["kv_format"], r["case"], r))
