@@ -134,17 +134,11 @@ def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, ma
     import os
 
     from .. import problem as P
-    from ..backends import _BACKEND_MODULES, get_backend
+    from ..backends import get_backend
 
-    for b in backends:
-        if b not in _BACKEND_MODULES:
-            raise ValueError(f"unknown backend {b!r}; choose from {list(_BACKEND_MODULES)}")
-    for f in kv_formats:
-        if f not in P.KV_FORMATS:
-            raise ValueError(f"unknown kv_format {f!r}; choose from {P.KV_FORMATS}")
-    for f in q_formats:
-        if f not in P.Q_FORMATS:
-            raise ValueError(f"unknown q_format {f!r}; choose from {P.Q_FORMATS}")
+    from .harness import check_names
+
+    check_names(backends, kv_formats, q_formats)
     skipped, ok_combos = [], []
     for name in backends:
         try:

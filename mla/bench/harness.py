@@ -261,6 +261,19 @@ def add_bandwidth_columns(row: dict) -> dict:
 
 
 # --- a run -------------------------------------------------------------------------------------
+def check_names(backends, kv_formats, q_formats) -> None:
+    """ValueError naming the first unknown backend / KV format / Q format of a request."""
+    for b in backends:
+        if b not in _BACKEND_MODULES:
+            raise ValueError(f"unknown backend {b!r}; choose from {list(_BACKEND_MODULES)}")
+    for f in kv_formats:
+        if f not in P.KV_FORMATS:
+            raise ValueError(f"unknown kv_format {f!r}; choose from {P.KV_FORMATS}")
+    for f in q_formats:
+        if f not in P.Q_FORMATS:
+            raise ValueError(f"unknown q_format {f!r}; choose from {P.Q_FORMATS}")
+
+
 def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), configs=({},), *,
                modes=None, device=None, rule: StoppingRule | None = None, run_id: str | None = None,
                bandwidth: dict | None = None, progress: Callable[[dict], None] | None = None) -> Iterator[dict]:
@@ -269,15 +282,7 @@ def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), config
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     modes = validate_modes(modes or default_modes(device), device)
     rule = rule or StoppingRule()
-    for f in kv_formats:
-        if f not in P.KV_FORMATS:
-            raise ValueError(f"unknown kv_format {f!r}; choose from {P.KV_FORMATS}")
-    for f in q_formats:
-        if f not in P.Q_FORMATS:
-            raise ValueError(f"unknown q_format {f!r}; choose from {P.Q_FORMATS}")
-    for b in backends:
-        if b not in _BACKEND_MODULES:
-            raise ValueError(f"unknown backend {b!r}; choose from {list(_BACKEND_MODULES)}")
+    check_names(backends, kv_formats, q_formats)
     run_id = run_id or prov.new_run_id(device)
     bw = bandwidth if bandwidth is not None else measure_bandwidth(device)
     base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"],
