@@ -133,7 +133,6 @@ def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, ma
     import itertools
     import os
 
-    from .. import problem as P
     from ..backends import get_backend
 
     from .harness import check_names

@@ -24,7 +24,6 @@ built once). Valid while those tensors live at the same addresses (their content
 from __future__ import annotations
 
 import csv
-import math
 import os
 import time
 from collections import OrderedDict
