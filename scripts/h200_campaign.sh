@@ -38,35 +38,10 @@ export MLA_GIT_COMMIT=${MLA_GIT_COMMIT:-$(cat "$CARRY/GIT_COMMIT" 2>/dev/null ||
 FAILURES=()
 START=$SECONDS
 
-say() { echo "$*" | tee -a "$LOG"; }
+source "$(dirname "$0")/_device_steps.sh"   # say, step, install_flashinfer
 
-# step NAME LIMIT_S CMD...: run with a time limit (capped by what is left of the budget), log it,
-# record a failure without stopping the campaign.
-step() {
-  local name=$1 limit=$2; shift 2
-  local left=$(( TOTAL_BUDGET - (SECONDS - START) - 15 ))   # keep 15 s for the summary
-  if (( left < 20 )); then say "=== [$name] SKIPPED: budget spent"; FAILURES+=("$name (skipped: budget)"); return; fi
-  (( limit > left )) && limit=$left
-  say "=== [$name] start $(date -u +%T), limit ${limit}s: $*"
-  local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  say "=== [$name] rc=$rc after $(( SECONDS - t0 ))s"
-  (( rc == 0 )) || FAILURES+=("$name (rc=$rc$( (( rc == 124 || rc == 137 )) && echo ', timed out'))")
-}
-
-# 1. FlashInfer from the carried bundle (no internet on the device machine)
-if compgen -G "$CARRY/apache_tvm_ffi-*.whl" >/dev/null && [ -f "$CARRY/flashinfer_slim.tar.xz" ]; then
-  if python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/apache_tvm_ffi-*.whl \
-      && tar xJf "$CARRY/flashinfer_slim.tar.xz" -C /tmp/site; then
-    export PYTHONPATH=/tmp/site:${PYTHONPATH:-} FLASHINFER_WORKSPACE_BASE=/tmp/fiws
-    say "flashinfer bundle installed under /tmp/site"
-  else
-    say "flashinfer bundle install FAILED"; FAILURES+=("flashinfer install")
-  fi
-else
-  say "no flashinfer bundle in $CARRY (run flashinfer_carry.sh here and carry it): flashinfer rows will say unavailable"
-fi
+# 1. FlashInfer from the carried bundle
+install_flashinfer
 
 # the top-level CLI imports every command module; if one is broken, the harness's own entry point still works
 if python3 -m mla --help >/dev/null 2>&1; then MLA=(python3 -m mla); else

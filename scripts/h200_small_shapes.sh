@@ -25,30 +25,9 @@ export PYTHONUNBUFFERED=1
 export MLA_GIT_COMMIT=${MLA_GIT_COMMIT:-$(cat "$CARRY/GIT_COMMIT" 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)}
 FAILURES=()
 START=$SECONDS
-say() { echo "$*" | tee -a "$LOG"; }
-
-step() {  # step NAME LIMIT_S CMD...
-  local name=$1 limit=$2; shift 2
-  local left=$(( TOTAL_BUDGET - (SECONDS - START) - 10 ))
-  if (( left < 15 )); then say "=== [$name] SKIPPED: budget spent"; FAILURES+=("$name (skipped)"); return; fi
-  (( limit > left )) && limit=$left
-  say "=== [$name] start $(date -u +%T), limit ${limit}s: $*"
-  local t0=$SECONDS
-  timeout --kill-after=5 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  say "=== [$name] rc=$rc after $(( SECONDS - t0 ))s"
-  (( rc == 0 )) || FAILURES+=("$name (rc=$rc)")
-}
-
-# FlashInfer from the carried bundle (as scripts/h200_campaign.sh; made by ../shared/tools/flashinfer_carry.sh)
-HAVE_FI=0
-if compgen -G "$CARRY/apache_tvm_ffi-*.whl" >/dev/null && [ -f "$CARRY/flashinfer_slim.tar.xz" ]; then
-  if python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/apache_tvm_ffi-*.whl \
-      && tar xJf "$CARRY/flashinfer_slim.tar.xz" -C /tmp/site; then
-    export PYTHONPATH=/tmp/site:${PYTHONPATH:-} FLASHINFER_WORKSPACE_BASE=/tmp/fiws
-    HAVE_FI=1; say "flashinfer bundle installed under /tmp/site"
-  else say "flashinfer bundle install FAILED"; FAILURES+=("flashinfer install"); fi
-else say "no flashinfer bundle in $CARRY: no FlashInfer rows"; fi
+STEP_MARGIN=10
+source "$(dirname "$0")/_device_steps.sh"   # say, step, install_flashinfer
+install_flashinfer
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$LOG"
 
 B=(python3 -m mla bench --max-seconds "$MAX_SECONDS" --no-progress)

@@ -1,0 +1,36 @@
+# Shared by the device drivers (h200_campaign.sh, h200_small_shapes.sh): sourced, not run.
+# Needs LOG, TOTAL_BUDGET, START (=$SECONDS at the start), CARRY and an array FAILURES.
+
+say() { echo "$*" | tee -a "$LOG"; }
+
+# step NAME LIMIT_S CMD...: run with a time limit (capped by what is left of the budget, keeping
+# STEP_MARGIN seconds for the summary), log it, record a failure without stopping the run.
+step() {
+  local name=$1 limit=$2; shift 2
+  local left=$(( TOTAL_BUDGET - (SECONDS - START) - ${STEP_MARGIN:-15} ))
+  if (( left < 15 )); then say "=== [$name] SKIPPED: budget spent"; FAILURES+=("$name (skipped: budget)"); return; fi
+  (( limit > left )) && limit=$left
+  say "=== [$name] start $(date -u +%T), limit ${limit}s: $*"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$LOG"
+  local rc=${PIPESTATUS[0]}
+  say "=== [$name] rc=$rc after $(( SECONDS - t0 ))s"
+  (( rc == 0 )) || FAILURES+=("$name (rc=$rc$( (( rc == 124 || rc == 137 )) && echo ', timed out'))")
+}
+
+# FlashInfer from the carried bundle (no internet on the device machine; made here by
+# ../shared/tools/flashinfer_carry.sh): sets HAVE_FI=1 and PYTHONPATH when it installs.
+install_flashinfer() {
+  HAVE_FI=0
+  if compgen -G "$CARRY/apache_tvm_ffi-*.whl" >/dev/null && [ -f "$CARRY/flashinfer_slim.tar.xz" ]; then
+    if python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/apache_tvm_ffi-*.whl \
+        && tar xJf "$CARRY/flashinfer_slim.tar.xz" -C /tmp/site; then
+      export PYTHONPATH=/tmp/site:${PYTHONPATH:-} FLASHINFER_WORKSPACE_BASE=/tmp/fiws
+      HAVE_FI=1; say "flashinfer bundle installed under /tmp/site"
+    else
+      say "flashinfer bundle install FAILED"; FAILURES+=("flashinfer install")
+    fi
+  else
+    say "no flashinfer bundle in $CARRY (run flashinfer_carry.sh here and carry it): no FlashInfer rows"
+  fi
+}
