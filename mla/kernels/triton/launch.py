@@ -35,8 +35,9 @@ import triton
 from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
+from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
 from .swapab import mla_decode_swapab_kernel
-from .variants import (MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant,
+from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant,
                        get_variant)
 
 MAX_SPLITS = 64
@@ -73,7 +74,7 @@ def heads_per_program(variant: Variant, num_heads: int, q_seq_len: int, kv_forma
     within 32 rows (64 with 8 warps): the fp32 accumulator is M x 512 registers across the CTA.
     MXFP4 stays at 32 rows: M = 64 with the decoded tile crashes triton 3.6's
     TritonGPUOptimizeDotOperands ("Illegal shared layout"; seen on the H200 and reproduced offline)."""
-    if variant.family == "swapab":  # R = rows is the N of the QK MMA (2R with hi + lo Q) and the M of PV
+    if variant.family in ("swapab", "gluon"):  # R = rows is the N of the QK MMA (2R with hi + lo Q) and the M of PV
         row_cap = variant.heads_per_prog * q_seq_len if variant.heads_per_prog else 16
         hp = 1 << max(0, (max(1, row_cap // q_seq_len)).bit_length() - 1)
         return max(1, min(num_heads, hp))
@@ -183,6 +184,21 @@ def _kv_tensors(data, kv_format):
 
 
 
+def _check_gluon_request(name, kv_format, q_format, device, fused_reduce, balanced, partial_dtype) -> None:
+    """Generation 3 is one Hopper kernel for fp8 KV and bf16 Q with the two-launch reduce; refuse
+    anything else here, with the reason, instead of failing inside the compiler."""
+    if kv_format != "fp8" or q_format != "bf16":
+        raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format 'fp8' with q_format 'bf16'; got "
+                         f"{kv_format!r} / {q_format!r} (generation 2, e.g. {GEN2_DEFAULT['mxfp4']!r}, takes MXFP4)")
+    if fused_reduce or balanced or partial_dtype == "bf16":
+        raise ValueError(f"variant {name!r} (Gluon) has the separate reduce only: fused_reduce, balanced and "
+                         "partial_dtype='bf16' are generation 1 / 2 options")
+    reason = gluon_unavailable_reason(device) if not interpreting() else "Gluon kernels have no interpreter"
+    if reason:
+        raise ValueError(f"variant {name!r} (Gluon, generation 3) cannot run here: {reason}; use "
+                         f"{GEN2_DEFAULT['fp8']!r}, the portable generation 2")
+
+
 def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
     """Generation 2 decodes MXFP4 through fp16 and (unless qk_f16) rounds K to e4m3 with the block
     scale applied: exact for E8M0 in [119, 133] (0.5 * 2**-8 .. 6 * 2**6), fp16 alone in [104, 136];
@@ -230,6 +246,9 @@ class TritonDecodePlan:
         if self.variant.dot_f16 and not (kv_format == "fp8" or (kv_format == "mxfp4" and self.variant.mx_decode >= 2)):
             raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
                              f"mx_decode 2) only, got {kv_format!r}")
+        if self.variant.family == "gluon":
+            _check_gluon_request(self.variant.name, kv_format, q_format, q.device, fused_reduce, balanced,
+                                 partial_dtype)
         if self.variant.family == "swapab":
             if kv_format not in ("fp8", "mxfp4") or q_format != "bf16":
                 raise ValueError(f"variant {self.variant.name!r} (swap-AB, fp8 QK) takes kv_format 'fp8' or 'mxfp4' "
@@ -318,7 +337,12 @@ class TritonDecodePlan:
                       WORK_LIST=self.balanced and self.num_splits > 1,
                       FUSED_REDUCE=self.fused_reduce and self.num_splits > 1, PARTIAL_BF16=self.partial_bf16,
                       num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
-        if self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
+        if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
+            self.kernel = mla_decode_gluon_sm90_kernel
+            self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
+                                                      "SINGLE_PASS", "KV_FORMAT", "num_warps")}
+            self.constexprs["STAGES"] = self.variant.num_stages
+        elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
                                    PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
@@ -385,6 +409,10 @@ class TritonDecodePlan:
                              f"aligned bases and row strides (scale rows >= 20 bytes); got KV ptr % 4 = "
                              f"{kv.data_ptr() % 4}, stride {stride_kv}; scales ptr % 4 = {aux.data_ptr() % 4}, "
                              f"stride {stride_sc}")
+        if self.variant.family == "gluon" and (kv.data_ptr() % 16 or stride_kv % 16):
+            # generation 3 copies the cache by 16-byte cp.async into swizzled shared memory
+            raise ValueError(f"variant {self.variant.name!r} copies KV rows in 16-byte pieces; needs a 16-byte aligned "
+                             f"base and row stride; got ptr % 16 = {kv.data_ptr() % 16}, stride {stride_kv}")
         out = self.out
         args = (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,

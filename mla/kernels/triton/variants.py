@@ -26,7 +26,7 @@ class Variant:
     prefetch: bool = False  # register double buffer of the raw KV tile (for fp8 / MXFP4 decode paths)
     tile_reduce: bool = False  # split reduce: all splits of a (query, head, d-block) as one tile (no split loop)
     # generation 2 (mla/kernels/triton/swapab.py): QK^T swap-AB on fp8 tensor cores, fp8 / MXFP4 KV only
-    family: str = "split"  # "split" = generation 1 (kernels.py), "swapab" = generation 2
+    family: str = "split"  # "split" = generation 1 (kernels.py), "swapab" = generation 2, "gluon" = generation 3
     q_terms: int = 2  # swapab: fp8 terms of Q (hi + lo = 2; 1 = a single e4m3 term)
     pv_swap: bool = False  # swapab: PV as acc^T = V^T P^T (warpgroup MMA, M = 512) instead of P V (mma.sync)
     pv_f16: bool = True  # swapab: P and V in fp16 (10 mantissa bits for P) instead of bf16
@@ -40,6 +40,8 @@ class Variant:
     @property
     def kv_formats(self) -> tuple[str, ...]:
         """The KV formats this variant takes (generation 2 is an fp8-QK design: quantized KV only)."""
+        if self.family == "gluon":
+            return ("fp8",)
         return ("fp8", "mxfp4") if self.family == "swapab" else ("bf16", "fp8", "mxfp4")
 
     def as_dict(self) -> dict:
@@ -166,6 +168,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             lat_chunks=2, fused_reduce=True, balanced=True),
     Variant("v90_n64_w4_s3_sab_pvs_c4_mxp_frb", 64, 4, 3, 0, "v88 + balanced work list", family="swapab",
             pv_swap=True, lat_chunks=4, mx_decode=3, fused_reduce=True, balanced=True),
+    # generation 3 (mla/kernels/triton/gluon_sm90.py, Gluon, sm90 only, fp8 KV): what generation 2's
+    # Nsight Compute reports named, under explicit control - cp.async ring into swizzled smem, V
+    # converted to fp16 once by 16-byte vector loads into an MN-major HGMMA operand, PV in flight
+    # while the next tile's QK^T is issued
+    Variant("v91_n64_w4_s3_gl", 64, 4, 3, 0, "Gluon: v75's math with V fp8 -> fp16 once into a swizzled smem tile "
+            "read MN-major by HGMMA, PV of tile j overlapping QK of tile j + 1, 3-stage cp.async ring",
+            family="gluon", pv_swap=True, tile_reduce=True),
+    Variant("v92_n64_w4_s2_gl", 64, 4, 2, 0, "v91 with a 2-stage ring (156 KB smem instead of 192)", family="gluon",
+            pv_swap=True, tile_reduce=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet

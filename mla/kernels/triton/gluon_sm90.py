@@ -1,0 +1,304 @@
+"""Generation 3 of the Triton family: the fp8 swap-AB decode written in Gluon for sm90 (Hopper).
+
+Why Gluon (docs/notes-triton.md, "Generation 3"): generation 2 (swapab.py) put QK^T on fp8
+warpgroup MMA, but Nsight Compute showed what plain Triton generates around the MMAs is what binds:
+the fp8 V operand of PV read by byte-wide LDS (~420 of 1130 instructions per warp per tile), every
+MMA followed by a wait of depth 0, 255 registers (2 CTAs x 4 warps per SM). Plain Triton does not
+let us choose the shared-memory layout of V or when a wgmma is waited for; Gluon does. This kernel
+keeps generation 2's math and changes only what the measurements named:
+
+    per 64-token tile (one warpgroup, 4 warps):
+    1. cp.async the fp8 tile (4 latent chunks [64, 128] + the rope chunk [64, 64]) STAGES - 1 tiles
+       ahead into NVMMA-swizzled shared memory (multi-stage ring; no register round trip);
+    2. S^T [64, R] = K @ Q_hi^T and K @ Q_lo^T on QGMMA e4m3, K straight from the tile (Q as fp8
+       hi + lo with one scale each per row, built once per program, as generation 2);
+    3. softmax down the token axis; P^T [64, R] to shared memory as fp16 (PV's B operand);
+    4. V converted fp8 -> fp16 ONCE, 16 bytes per thread per load (vector LDS, F2FP pairs, vector
+       STS) into a swizzled fp16 tile that HGMMA reads MN-major (V^T as the A operand: no transpose
+       in registers, no byte loads);
+    5. acc^T [512, R] += V^T P^T on HGMMA, left in flight while the next tile's QK^T is issued.
+
+The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
+the split heuristic and the tile / loop reduce kernels serve it unchanged. Not supported here (the
+plan refuses them): the fused reduce, the balanced work list, bf16 partials, MXFP4 (generation 2
+stays its default). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels
+have none), where generation 2 remains the portable path.
+"""
+
+from __future__ import annotations
+
+try:  # Gluon ships with triton >= 3.5; the CPU tests import this module without needing it to run
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy
+    from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, warpgroup_mma,
+                                                                  warpgroup_mma_wait)
+    GLUON_IMPORT_ERROR = None
+except Exception as exc:  # pragma: no cover - depends on the installed triton
+    gluon = gl = async_copy = None
+    GLUON_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+if gl is not None:
+    # the names moved between triton 3.6 (the H200 image) and 3.9 (CI): resolve them once here
+    _cp_async = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
+    _cta_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
+
+    @gluon.jit
+    def _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, col0,
+                     NCOL: gl.constexpr, R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
+                     layout: gl.constexpr):
+        """Q rows [R, NCOL] (fp32) of this program's (query, head) rows, columns col0 .. col0 + NCOL."""
+        rows = gl.arange(0, R, layout=gl.SliceLayout(1, layout))
+        cols = gl.arange(0, NCOL, layout=gl.SliceLayout(0, layout))
+        row_ok = rows < ROWS
+        q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
+        head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
+        ptr = q_ptr + ((q_start + q_idx) * stride_q_tok + head * stride_q_head + col0)[:, None] + cols[None, :]
+        return gl.load(ptr, mask=row_ok[:, None], other=0.0).to(gl.float32)
+
+    @gluon.jit
+    def _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, hi_smem, lo_smem,
+                       R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+        """q ~= s1 * (hi + lo / 16) per row, hi and lo e4m3, into shared memory as 9 chunks of 64 dims.
+        |q / s1| <= 448, so the residual is at most e4m3's half-ulp there (16) and 16 x it <= 256 is
+        in range: one fixed second scale, no second pass over Q (rel. error ~6e-4, as generation 2)."""
+        for c in gl.static_range(9):
+            n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
+                             HEADS_PER_PROG, layout) / s1[:, None]
+            hi = n.to(gl.float8e4nv)
+            hi_smem.index(c).store(hi)
+            lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
+
+    @gluon.jit
+    def _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
+                  HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+        a = gl.max(gl.abs(_load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 0, 64, R, ROWS,
+                                       HEADS_PER_PROG, layout)), axis=1)
+        for c in gl.static_range(1, 9):
+            a = gl.maximum(a, gl.max(gl.abs(_load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head,
+                                                         c * 64, 64, R, ROWS, HEADS_PER_PROG, layout)), axis=1))
+        return a
+
+    @gluon.jit
+    def _issue_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
+                    layout: gl.constexpr):
+        """cp.async of one tile, 576 bytes per token as 9 chunks of 64 (tokens >= end zero-filled), + commit."""
+        t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
+        col = gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
+        pos = n0 + t
+        ok = (pos < end)[:, None]
+        base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
+        for c in gl.static_range(9):
+            _cp_async(k_smem.index(stage * 9 + c), base + c * 64, mask=ok)
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _scale_all(a0, a1, a2, a3, a4, a5, a6, a7, f):
+        return a0 * f, a1 * f, a2 * f, a3 * f, a4 * f, a5 * f, a6 * f, a7 * f
+
+    @gluon.jit
+    def _pv_issue(v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7):
+        """acc^T slice i += V^T slice i @ P^T for the 8 slices of 64 dims, left in flight."""
+        a0 = warpgroup_mma(v16.index(0).permute((1, 0)), p_smem, a0, is_async=True)
+        a1 = warpgroup_mma(v16.index(1).permute((1, 0)), p_smem, a1, is_async=True)
+        a2 = warpgroup_mma(v16.index(2).permute((1, 0)), p_smem, a2, is_async=True)
+        a3 = warpgroup_mma(v16.index(3).permute((1, 0)), p_smem, a3, is_async=True)
+        a4 = warpgroup_mma(v16.index(4).permute((1, 0)), p_smem, a4, is_async=True)
+        a5 = warpgroup_mma(v16.index(5).permute((1, 0)), p_smem, a5, is_async=True)
+        a6 = warpgroup_mma(v16.index(6).permute((1, 0)), p_smem, a6, is_async=True)
+        a7 = warpgroup_mma(v16.index(7).permute((1, 0)), p_smem, a7, is_async=True)
+        return a0, a1, a2, a3, a4, a5, a6, a7
+
+    @gluon.jit
+    def mla_decode_gluon_sm90_kernel(
+        q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
+        part_o_ptr, part_lse_ptr, out_ptr,
+        stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
+        NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
+        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
+        STAGES: gl.constexpr = 3, num_warps: gl.constexpr = 4,
+    ):
+        """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
+        BLOCK_M = R, the padded row count (16 or 32); BLOCK_N must be 64 (warpgroup MMA's M)."""
+        gl.static_assert(KV_FORMAT == 1, "the Gluon kernel reads fp8 KV only")
+        gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
+        gl.static_assert(num_warps == 4, "one warpgroup")
+        ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
+        R: gl.constexpr = BLOCK_M
+
+        # -- layouts ------------------------------------------------------------------------------
+        # S^T [64, R] accumulators (QGMMA m64nRk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, R, 32])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, R, 16])
+        # global -> shared copies and the V conversion: 16 contiguous bytes per thread
+        kv_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+        q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+        out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
+        k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float8e4nv)
+        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
+        v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float16)
+        p_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, R], gl.float16)
+
+        # -- this program's work (generation 1's split kernel without the work list) -------------
+        head_group = gl.program_id(0)
+        split = gl.program_id(1)
+        b = gl.program_id(2)
+        q_start = gl.load(qo_indptr_ptr + b)
+        kv_start = gl.load(kv_indptr_ptr + b)
+        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
+        start = split * chunk
+        end = gl.minimum(start + chunk, kv_len)
+
+        # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V tile, P^T ---------
+        k_smem = gl.allocate_shared_memory(gl.float8e4nv, [STAGES * 9, BLOCK_N, 64], k_sl)
+        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
+        q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
+        v16 = gl.allocate_shared_memory(gl.float16, [8, BLOCK_N, 64], v_sl)
+        p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
+
+        # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
+        for i in gl.static_range(STAGES - 1):
+            _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk)
+
+        # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
+        amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
+        s1 = gl.where(amax > 0, amax / 448.0, 1.0)
+        _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
+                       HEADS_PER_PROG, q_blk)
+
+        score_scale = sm_scale * 1.4426950408889634 * gl.load(kv_aux_ptr)  # base 2, fp8 KV scale folded in
+        c_hi = gl.convert_layout(s1, gl.SliceLayout(0, s_layout)) * score_scale
+        c_lo = c_hi * 0.0625
+        rows_s = gl.arange(0, R, layout=gl.SliceLayout(0, s_layout))
+        q_idx_s = gl.where(rows_s < ROWS, rows_s // HEADS_PER_PROG, 0)
+        visible = kv_len - Q_SEQ_LEN + q_idx_s + 1  # decode-causal, per row
+        offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, s_layout))
+
+        m_i = gl.full([R], float("-inf"), gl.float32, layout=gl.SliceLayout(0, s_layout))
+        l_i = gl.zeros([R], gl.float32, layout=gl.SliceLayout(0, s_layout))
+        zero_s = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
+        acc0 = gl.zeros([64, R], gl.float32, layout=o_layout)
+        acc1 = acc0
+        acc2 = acc0
+        acc3 = acc0
+        acc4 = acc0
+        acc5 = acc0
+        acc6 = acc0
+        acc7 = acc0
+        # PV runs one tile behind QK (it is issued at the top of the next iteration and waited for
+        # there, after that tile's QK was issued): zero V and P^T so the first "tile - 1" adds 0
+        zero_v = gl.zeros([BLOCK_N, 64], gl.float16, layout=kv_blk)
+        for c in gl.static_range(8):
+            v16.index(c).store(zero_v)
+        p_smem.store(gl.zeros([BLOCK_N, R], gl.float16, layout=s_layout))
+        fence_async_shared()  # Q / V / P^T generic stores before the wgmma (async proxy) reads them
+        _cta_barrier()
+
+        n_tiles = gl.cdiv(end - start, BLOCK_N)
+        for j in range(0, n_tiles):
+            n0 = start + j * BLOCK_N
+            stage = j % STAGES
+            # acc^T [64 dims, R] per 64-dim slice += V^T [64 dims, 64 tokens] (MN-major view) @ P^T,
+            # for tile j - 1 (its V and P^T were stored last iteration)
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_issue(v16, p_smem, acc0, acc1, acc2, acc3, acc4,
+                                                                       acc5, acc6, acc7)
+            # the tile STAGES - 1 ahead goes into the stage every warp finished reading last
+            # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
+            _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                        (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk)
+            async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
+            fence_async_shared()
+            _cta_barrier()  # ... and everyone's
+
+            # S^T = K Q_hi^T and K Q_lo^T (QGMMA e4m3, K from the tile as copied; rope chunk first)
+            s_hi = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s, use_acc=False,
+                                 is_async=True)
+            s_lo = warpgroup_mma(k_smem.index(stage * 9 + 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
+                                 is_async=True)
+            for c in gl.static_range(8):
+                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi, is_async=True)
+                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo, is_async=True)
+            # PV of tile j - 1 (8 groups, issued before these 18) must be done with v16 / P^T: wait
+            # for it, leaving this tile's QK in flight while V is converted
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
+                num_outstanding=18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+            for c in gl.static_range(8):  # V = fp8 -> fp16 once: 16 B loads, pair converts, 32 B stores
+                v16.index(c).store(k_smem.index(stage * 9 + c).load(kv_blk).to(gl.float16))
+            s_hi, s_lo = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, s_lo))
+
+            st = s_hi * c_hi[None, :] + s_lo * c_lo[None, :]
+            pos = n0 + offs_n
+            st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(st, axis=0))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            pt = gl.exp2(st - m_safe[None, :])
+            l_i = l_i * alpha + gl.sum(pt, axis=0)
+            m_i = m_new
+            p_smem.store(pt.to(gl.float16))
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
+            fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
+            _cta_barrier()
+        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_issue(v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5,
+                                                                   acc6, acc7)
+        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
+            num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+        async_copy.wait_group(0)
+
+        # -- epilogue: acc^T slices -> rows-major [R, 64] pieces of the output / partial -----------
+        l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
+        has = l_o > 0
+        inv = gl.where(has, gl.load(kv_aux_ptr) / gl.where(has, l_o, 1.0), 0.0)[None, :]
+        rows = gl.arange(0, R, layout=gl.SliceLayout(1, out_blk))
+        row_ok = rows < ROWS
+        q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
+        tok_out = q_start + q_idx
+        head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
+        cols = gl.arange(0, 64, layout=gl.SliceLayout(0, out_blk))
+        if SINGLE_PASS:
+            base = out_ptr + (tok_out * stride_o_tok + head * stride_o_head)[:, None] + cols[None, :]
+        else:
+            part_row = (tok_out * NUM_HEADS + head) * num_splits + split
+            base = part_o_ptr + (part_row.to(gl.int64) * 512)[:, None] + cols[None, :]
+            has_r = gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)) > 0
+            l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
+            lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
+            gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+        _store_slice(acc0 * inv, base, 0, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc1 * inv, base, 64, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc2 * inv, base, 128, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc3 * inv, base, 192, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc4 * inv, base, 256, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc5 * inv, base, 320, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc6 * inv, base, 384, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc7 * inv, base, 448, row_ok, SINGLE_PASS, out_blk)
+
+    @gluon.jit
+    def _store_slice(acc_t, base, d0, row_ok, SINGLE_PASS: gl.constexpr, out_blk: gl.constexpr):
+        """One [64 dims, R] slice of acc^T, transposed to rows-major and stored (bf16 out or fp32 partial)."""
+        o = gl.convert_layout(gl.permute(acc_t, (1, 0)), out_blk)
+        if SINGLE_PASS:
+            gl.store(base + d0, o.to(gl.bfloat16), mask=row_ok[:, None])
+        else:
+            gl.store(base + d0, o, mask=row_ok[:, None])
+else:  # pragma: no cover
+    mla_decode_gluon_sm90_kernel = None
+
+
+def gluon_unavailable_reason(device) -> str | None:
+    """Why generation 3 cannot run on ``device`` (None when it can)."""
+    import torch
+
+    if GLUON_IMPORT_ERROR is not None:
+        return f"Gluon is not importable from this triton ({GLUON_IMPORT_ERROR})"
+    if device.type != "cuda" or not torch.cuda.is_available() or getattr(torch.version, "hip", None):
+        return "needs an NVIDIA sm90 GPU (Gluon kernels have no interpreter and this one uses Hopper wgmma)"
+    if torch.cuda.get_device_capability(device)[0] != 9:
+        return f"needs sm90 (Hopper); this GPU is sm{''.join(map(str, torch.cuda.get_device_capability(device)))}"
+    return None

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One generation-3 probe round on the H200 (docs/notes-triton.md "Generation 3"): the bench lines of
+# scripts/probes/gen3-r$ROUND.txt through the one harness (checked rows, provenance), then Nsight
+# Compute on one launch of $NCU_VARIANT at bs256-kv8192, then the triton 3.6 compile cache (cubins
+# for the SASS counts here) as one tarball.
+#   MLA_GIT_COMMIT=$(git rev-parse HEAD) ROUND=1 bash scripts/h200_gen3_round.sh   (on the device, OUT set)
+set -u
+ROUND=${ROUND:?ROUND=N}
+OUT=${OUT:-out/gen3}
+mkdir -p "$OUT"
+LOG=$OUT/gen3-r$ROUND.log; TOTAL_BUDGET=${TOTAL_BUDGET:-540}; START=$SECONDS; CARRY=${CARRY:-}; FAILURES=()
+source "$(dirname "$0")/_device_steps.sh"
+export PYTHONPATH=$PWD:${PYTHONPATH:-} TRITON_CACHE_DIR=/tmp/tcache-gen3
+say "gen3 round $ROUND $(date -u +%FT%TZ) commit ${MLA_GIT_COMMIT:-?}"
+python3 - <<'PY' 2>&1 | tee -a "$LOG"
+import torch, triton, inspect
+print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.get_device_name())
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia import hopper, ampere
+print("gl.barrier", hasattr(gl, "barrier"), "gl.thread_barrier", hasattr(gl, "thread_barrier"))
+print("async_copy", [n for n in dir(ampere.async_copy) if not n.startswith("_")])
+print("warpgroup_mma", inspect.signature(hopper.warpgroup_mma))
+PY
+while IFS= read -r line; do
+  [[ -z "$line" || "$line" == \#* ]] && continue
+  eval "args=($line)"
+  step "bench" 300 python3 -m mla bench "${args[@]}" --no-progress --out "$OUT/gen3-r$ROUND.csv" --append
+done < "scripts/probes/gen3-r$ROUND.txt"
+if [ -n "${NCU_VARIANT:-}" ]; then
+  for v in ${NCU_VARIANT//,/ }; do
+    step "ncu-$v" 120 ncu --clock-control none --launch-skip 1 --launch-count 1 -k "regex:${NCU_KERNEL:-mla_decode}" \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis \
+      python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 fp8 "$v" > "$OUT/r$ROUND-ncu-$v.txt" 2>&1
+  done
+fi
+tar czf "$OUT/tcache-r$ROUND.tgz" -C /tmp tcache-gen3 2>/dev/null
+python3 - "$OUT/gen3-r$ROUND.csv" <<'PY' 2>&1 | tee -a "$LOG"
+import sys, pandas as pd
+d = pd.read_csv(sys.argv[1])
+cols = [c for c in ("case", "kv_format", "variant", "num_splits", "status", "warm_median_us", "kernel_median_us",
+                    "kernel_pct_read_bw", "rel_l2_fmt", "message") if c in d.columns]
+with pd.option_context("display.width", 250, "display.max_colwidth", 120, "display.max_rows", 300):
+    print(d[cols].to_string())
+PY
+say "failures: ${FAILURES[*]:-none}; $(( SECONDS - START ))s"

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""One decode of a case with a named Triton variant, for Nsight Compute (``ncu --launch-skip 1``):
+the first call compiles and warms up, the second is the one to profile.
+
+    ncu --launch-skip 1 --launch-count 1 -k regex:gluon python scripts/probes/one_launch.py \\
+        bs256-kv8192-q1-h16 fp8 v91_n64_w4_s3_gl
+"""
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import mla  # noqa: E402
+from mla.problem import case_from_name  # noqa: E402
+
+case_name, kv_format, variant = sys.argv[1:4]
+c = case_from_name(case_name)
+data = mla.generate_case(c, device="cuda")
+p = mla.plan(data, backend="triton", kv_format=kv_format, variant=variant, graph=False)
+for _ in range(2):
+    p.run(data)
+torch.cuda.synchronize()
+print(case_name, kv_format, variant, p.config)
