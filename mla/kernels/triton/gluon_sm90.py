@@ -70,6 +70,18 @@ if gl is not None:
             lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
 
     @gluon.jit
+    def _store_q_cat(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, cat_smem, R: gl.constexpr,
+                     ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+        """As :func:`_store_q_terms`, both terms in one [2R, 64] buffer per chunk: rows [0, R) hi, [R, 2R) lo."""
+        for c in gl.static_range(9):
+            n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
+                             HEADS_PER_PROG, layout) / s1[:, None]
+            hi = n.to(gl.float8e4nv)
+            lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
+            cat_smem.index(c).slice(0, R, dim=0).store(hi)
+            cat_smem.index(c).slice(R, R, dim=0).store(lo)
+
+    @gluon.jit
     def _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
                   HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
         a = gl.max(gl.abs(_load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 0, 64, R, ROWS,
@@ -97,16 +109,62 @@ if gl is not None:
         return a0 * f, a1 * f, a2 * f, a3 * f, a4 * f, a5 * f, a6 * f, a7 * f
 
     @gluon.jit
-    def _pv_issue(v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7):
-        """acc^T slice i += V^T slice i @ P^T for the 8 slices of 64 dims, left in flight."""
-        a0 = warpgroup_mma(v16.index(0).permute((1, 0)), p_smem, a0, is_async=True)
-        a1 = warpgroup_mma(v16.index(1).permute((1, 0)), p_smem, a1, is_async=True)
-        a2 = warpgroup_mma(v16.index(2).permute((1, 0)), p_smem, a2, is_async=True)
-        a3 = warpgroup_mma(v16.index(3).permute((1, 0)), p_smem, a3, is_async=True)
-        a4 = warpgroup_mma(v16.index(4).permute((1, 0)), p_smem, a4, is_async=True)
-        a5 = warpgroup_mma(v16.index(5).permute((1, 0)), p_smem, a5, is_async=True)
-        a6 = warpgroup_mma(v16.index(6).permute((1, 0)), p_smem, a6, is_async=True)
-        a7 = warpgroup_mma(v16.index(7).permute((1, 0)), p_smem, a7, is_async=True)
+    def _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_MERGED: gl.constexpr):
+        """S^T of one tile on QGMMA e4m3, K from the tile as copied (rope chunk first), left in flight:
+        merged = one [64, 2R] accumulator against Qcat = [hi rows; lo rows] (K read once), else two
+        [64, R] accumulators (K read twice). Returns (s_hi, s_lo) or (s_cat, s_cat)."""
+        if QK_MERGED:
+            s = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s2, use_acc=False,
+                              is_async=True)
+            for c in gl.static_range(8):
+                s = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s, is_async=True)
+            return s, s
+        else:
+            s_hi = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s, use_acc=False,
+                                 is_async=True)
+            s_lo = warpgroup_mma(k_smem.index(stage * 9 + 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
+                                 is_async=True)
+            for c in gl.static_range(8):
+                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi, is_async=True)
+                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo, is_async=True)
+            return s_hi, s_lo
+
+    @gluon.jit
+    def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_MERGED: gl.constexpr, s_layout: gl.constexpr):
+        """Wait for S^T and combine the two Q terms: c_hi * S_hi + c_lo * S_lo, [64, R] fp32."""
+        if QK_MERGED:
+            s = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, ))
+            # columns [0, R) are the hi rows of Qcat, [R, 2R) the lo rows: in the accumulator layout a
+            # thread holding column c also holds c + R (R = 16: 8-column groups), a register-local split
+            s_h, s_l = gl.split(gl.permute(gl.reshape(s, [s.shape[0], 2, R]), (0, 2, 1)))
+            # the halves come back as a linear layout equal to the m64nRk32 accumulator's: a no-op
+            s_h = gl.convert_layout(s_h, s_layout)
+            s_l = gl.convert_layout(s_l, s_layout)
+        else:
+            s_h, s_l = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, s_lo))
+        return s_h * c_hi[None, :] + s_l * c_lo[None, :]
+
+    @gluon.jit
+    def _pv_slice(acc, v_slot, p_smem):
+        """acc^T [64 dims, R] += V^T slice [64 dims, 64 tokens] (MN-major view of the fp16 tile) @ P^T."""
+        return warpgroup_mma(v_slot.permute((1, 0)), p_smem, acc, is_async=True)
+
+    @gluon.jit
+    def _convert_v(k_smem, src, v16, dst, layout: gl.constexpr):
+        """V slice = fp8 -> fp16 once: 16-byte loads, pair converts, 32-byte stores."""
+        v16.index(dst).store(k_smem.index(src).load(layout).to(gl.float16))
+
+    @gluon.jit
+    def _ring_slice(i: gl.constexpr, acc, k_smem, stage, v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7,
+                    V_SLOTS: gl.constexpr, layout: gl.constexpr):
+        """V ring (V_SLOTS < 8): wait until slice i - V_SLOTS has left its slot, convert slice i into
+        it, make it visible to the async proxy, issue its PV."""
+        if i >= V_SLOTS:
+            a0, a1, a2, a3, a4, a5, a6, a7 = warpgroup_mma_wait(num_outstanding=V_SLOTS - 1,
+                                                                deps=(a0, a1, a2, a3, a4, a5, a6, a7))
+        _convert_v(k_smem, stage * 9 + i, v16, i % V_SLOTS, layout)
+        fence_async_shared()
+        _cta_barrier()
         return a0, a1, a2, a3, a4, a5, a6, a7
 
     @gluon.jit
@@ -117,20 +175,28 @@ if gl is not None:
         sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
-        STAGES: gl.constexpr = 3, num_warps: gl.constexpr = 4,
+        STAGES: gl.constexpr = 3, QK_MERGED: gl.constexpr = False, V_SLOTS: gl.constexpr = 8,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
-        BLOCK_M = R, the padded row count (16 or 32); BLOCK_N must be 64 (warpgroup MMA's M)."""
+        BLOCK_M = R, the padded row count (16); BLOCK_N must be 64 (warpgroup MMA's M).
+        QK_MERGED: Q hi and lo as one N = 2R operand (the K tile read once by the MMAs, not twice).
+        V_SLOTS = 8: the whole fp16 V tile (64 KB) in shared memory, PV one tile behind QK; 2 or 4: a
+        ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
+        CTAs fit on an SM."""
         gl.static_assert(KV_FORMAT == 1, "the Gluon kernel reads fp8 KV only")
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
+        QR: gl.constexpr = 2 * R if QK_MERGED else R  # rows of each Q operand buffer
 
         # -- layouts ------------------------------------------------------------------------------
-        # S^T [64, R] accumulators (QGMMA m64nRk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
+        # S^T accumulators (QGMMA m64nRk32 or m64n2Rk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                            instr_shape=[16, R, 32])
+        s2_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                            instr_shape=[16, 2 * R, 32])
         o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                            instr_shape=[16, R, 16])
         # global -> shared copies and the V conversion: 16 contiguous bytes per thread
@@ -138,7 +204,7 @@ if gl is not None:
         q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
         out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float8e4nv)
-        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
+        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([QR, 64], gl.float8e4nv)
         v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float16)
         p_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, R], gl.float16)
 
@@ -153,11 +219,14 @@ if gl is not None:
         start = split * chunk
         end = gl.minimum(start + chunk, kv_len)
 
-        # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V tile, P^T ---------
+        # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V slices, P^T -----
         k_smem = gl.allocate_shared_memory(gl.float8e4nv, [STAGES * 9, BLOCK_N, 64], k_sl)
-        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
-        q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
-        v16 = gl.allocate_shared_memory(gl.float16, [8, BLOCK_N, 64], v_sl)
+        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # merged: [hi rows; lo rows]
+        if QK_MERGED:
+            q_lo = q_hi
+        else:
+            q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
+        v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, BLOCK_N, 64], v_sl)
         p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
         # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
@@ -167,8 +236,12 @@ if gl is not None:
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
         s1 = gl.where(amax > 0, amax / 448.0, 1.0)
-        _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
-                       HEADS_PER_PROG, q_blk)
+        if QK_MERGED:
+            _store_q_cat(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, R, ROWS, HEADS_PER_PROG,
+                         q_blk)
+        else:
+            _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
+                           HEADS_PER_PROG, q_blk)
 
         score_scale = sm_scale * 1.4426950408889634 * gl.load(kv_aux_ptr)  # base 2, fp8 KV scale folded in
         c_hi = gl.convert_layout(s1, gl.SliceLayout(0, s_layout)) * score_scale
@@ -181,6 +254,7 @@ if gl is not None:
         m_i = gl.full([R], float("-inf"), gl.float32, layout=gl.SliceLayout(0, s_layout))
         l_i = gl.zeros([R], gl.float32, layout=gl.SliceLayout(0, s_layout))
         zero_s = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
+        zero_s2 = gl.zeros([BLOCK_N, 2 * R], gl.float32, layout=s2_layout)
         acc0 = gl.zeros([64, R], gl.float32, layout=o_layout)
         acc1 = acc0
         acc2 = acc0
@@ -189,12 +263,13 @@ if gl is not None:
         acc5 = acc0
         acc6 = acc0
         acc7 = acc0
-        # PV runs one tile behind QK (it is issued at the top of the next iteration and waited for
-        # there, after that tile's QK was issued): zero V and P^T so the first "tile - 1" adds 0
-        zero_v = gl.zeros([BLOCK_N, 64], gl.float16, layout=kv_blk)
-        for c in gl.static_range(8):
-            v16.index(c).store(zero_v)
-        p_smem.store(gl.zeros([BLOCK_N, R], gl.float16, layout=s_layout))
+        if V_SLOTS == 8:
+            # PV runs one tile behind QK (issued at the top of the next iteration, waited for there
+            # after that tile's QK was issued): zero V and P^T so the first "tile - 1" adds 0
+            zero_v = gl.zeros([BLOCK_N, 64], gl.float16, layout=kv_blk)
+            for c in gl.static_range(8):
+                v16.index(c).store(zero_v)
+            p_smem.store(gl.zeros([BLOCK_N, R], gl.float16, layout=s_layout))
         fence_async_shared()  # Q / V / P^T generic stores before the wgmma (async proxy) reads them
         _cta_barrier()
 
@@ -202,10 +277,15 @@ if gl is not None:
         for j in range(0, n_tiles):
             n0 = start + j * BLOCK_N
             stage = j % STAGES
-            # acc^T [64 dims, R] per 64-dim slice += V^T [64 dims, 64 tokens] (MN-major view) @ P^T,
-            # for tile j - 1 (its V and P^T were stored last iteration)
-            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_issue(v16, p_smem, acc0, acc1, acc2, acc3, acc4,
-                                                                       acc5, acc6, acc7)
+            if V_SLOTS == 8:  # PV of tile j - 1, from the V tile and P^T stored last iteration
+                acc0 = _pv_slice(acc0, v16.index(0), p_smem)
+                acc1 = _pv_slice(acc1, v16.index(1), p_smem)
+                acc2 = _pv_slice(acc2, v16.index(2), p_smem)
+                acc3 = _pv_slice(acc3, v16.index(3), p_smem)
+                acc4 = _pv_slice(acc4, v16.index(4), p_smem)
+                acc5 = _pv_slice(acc5, v16.index(5), p_smem)
+                acc6 = _pv_slice(acc6, v16.index(6), p_smem)
+                acc7 = _pv_slice(acc7, v16.index(7), p_smem)
             # the tile STAGES - 1 ahead goes into the stage every warp finished reading last
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
             _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
@@ -213,24 +293,16 @@ if gl is not None:
             async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
             fence_async_shared()
             _cta_barrier()  # ... and everyone's
+            s_hi, s_lo = _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_MERGED)
+            if V_SLOTS == 8:
+                # PV of tile j - 1 (issued before QK) must be done with v16 / P^T: wait for it (all
+                # but the QK groups), then convert this tile's V while its QK runs
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
+                    num_outstanding=9 if QK_MERGED else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+                for c in gl.static_range(8):
+                    _convert_v(k_smem, stage * 9 + c, v16, c, kv_blk)
+            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_MERGED, s_layout)
 
-            # S^T = K Q_hi^T and K Q_lo^T (QGMMA e4m3, K from the tile as copied; rope chunk first)
-            s_hi = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s, use_acc=False,
-                                 is_async=True)
-            s_lo = warpgroup_mma(k_smem.index(stage * 9 + 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
-                                 is_async=True)
-            for c in gl.static_range(8):
-                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi, is_async=True)
-                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo, is_async=True)
-            # PV of tile j - 1 (8 groups, issued before these 18) must be done with v16 / P^T: wait
-            # for it, leaving this tile's QK in flight while V is converted
-            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
-                num_outstanding=18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
-            for c in gl.static_range(8):  # V = fp8 -> fp16 once: 16 B loads, pair converts, 32 B stores
-                v16.index(c).store(k_smem.index(stage * 9 + c).load(kv_blk).to(gl.float16))
-            s_hi, s_lo = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, s_lo))
-
-            st = s_hi * c_hi[None, :] + s_lo * c_lo[None, :]
             pos = n0 + offs_n
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
             m_new = gl.maximum(m_i, gl.max(st, axis=0))
@@ -243,12 +315,47 @@ if gl is not None:
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                 gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
-            fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
-            _cta_barrier()
-        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_issue(v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5,
-                                                                   acc6, acc7)
-        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
-            num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+            if V_SLOTS == 8:
+                fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
+                _cta_barrier()
+            else:  # slice by slice through the ring; everything waited for before the next tile
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    0, acc0, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc0 = _pv_slice(acc0, v16.index(0 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    1, acc1, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc1 = _pv_slice(acc1, v16.index(1 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    2, acc2, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc2 = _pv_slice(acc2, v16.index(2 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    3, acc3, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc3 = _pv_slice(acc3, v16.index(3 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    4, acc4, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc4 = _pv_slice(acc4, v16.index(4 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    5, acc5, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc5 = _pv_slice(acc5, v16.index(5 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    6, acc6, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc6 = _pv_slice(acc6, v16.index(6 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                    7, acc7, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
+                acc7 = _pv_slice(acc7, v16.index(7 % V_SLOTS), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
+                    num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+        if V_SLOTS == 8:
+            acc0 = _pv_slice(acc0, v16.index(0), p_smem)
+            acc1 = _pv_slice(acc1, v16.index(1), p_smem)
+            acc2 = _pv_slice(acc2, v16.index(2), p_smem)
+            acc3 = _pv_slice(acc3, v16.index(3), p_smem)
+            acc4 = _pv_slice(acc4, v16.index(4), p_smem)
+            acc5 = _pv_slice(acc5, v16.index(5), p_smem)
+            acc6 = _pv_slice(acc6, v16.index(6), p_smem)
+            acc7 = _pv_slice(acc7, v16.index(7), p_smem)
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
+                num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
         async_copy.wait_group(0)
 
         # -- epilogue: acc^T slices -> rows-major [R, 64] pieces of the output / partial -----------

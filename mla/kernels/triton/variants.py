@@ -36,6 +36,8 @@ class Variant:
     fused_reduce: bool = False  # split reduce inside the split kernel (last program per group merges): 1 launch
     balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
     partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
+    gluon_qk_merged: bool = False  # gluon: Q hi + lo as one N = 2R MMA operand (K read once per tile)
+    gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -177,6 +179,12 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True),
     Variant("v92_n64_w4_s2_gl", 64, 4, 2, 0, "v91 with a 2-stage ring (156 KB smem instead of 192)", family="gluon",
             pv_swap=True, tile_reduce=True),
+    Variant("v93_n64_w4_s3_gl_qm", 64, 4, 3, 0, "v91 with Q hi and lo as one N = 32 operand: 18 QGMMA m64n32k32 "
+            "per tile instead of 36 m64n16k32 (the K tile read once by the MMAs, not twice)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_qk_merged=True),
+    Variant("v94_n64_w4_s2_gl_qm_r2", 64, 4, 2, 0, "v93 with V through a ring of two 64-dim fp16 slices and 2 "
+            "stages: 108 KB smem, two CTAs per SM (PV issued slice by slice, waited each tile)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_qk_merged=True, gluon_v_slots=2),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
