@@ -34,6 +34,7 @@ if [ -n "${NCU_VARIANT:-}" ]; then
       python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 fp8 "$v" > "$OUT/r$ROUND-ncu-$v.txt" 2>&1
   done
 fi
+if [ -n "${GEN3_TESTS:-}" ]; then step "pytest-gen3" 240 python3 -m pytest -q -x tests/test_triton_gen3.py -p no:cacheprovider; fi
 tar czf "$OUT/tcache-r$ROUND.tgz" -C /tmp tcache-gen3 2>/dev/null
 python3 - "$OUT/gen3-r$ROUND.csv" <<'PY' 2>&1 | tee -a "$LOG"
 import sys, pandas as pd

@@ -230,7 +230,8 @@ def triton_rows(target: str, variants=None, kv_formats=("mxfp4", "fp8", "bf16"),
     names = variant_names(variants)
     from mla.kernels.triton.variants import get_variant
 
-    configs = [(v, fmt, {}) for v, fmt in itertools.product(names, kv_formats) if fmt in get_variant(v).kv_formats]
+    configs = [(v, fmt, {}) for v, fmt in itertools.product(names, kv_formats) if fmt in get_variant(v).kv_formats
+               and not (target == "gfx950" and get_variant(v).family == "gluon")]  # generation 3 is sm90 only
     if target == "gfx950" and knob_sweep:
         for v, fmt in AMD_KNOB_BASES:
             if v in names:

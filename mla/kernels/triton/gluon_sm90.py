@@ -72,14 +72,15 @@ if gl is not None:
     @gluon.jit
     def _store_q_cat(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, cat_smem, R: gl.constexpr,
                      ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
-        """As :func:`_store_q_terms`, both terms in one [2R, 64] buffer per chunk: rows [0, R) hi, [R, 2R) lo."""
+        """As :func:`_store_q_terms`, both terms in one [2R, 64] buffer per chunk: rows [0, R) hi, [R, 2R) lo
+        (joined in registers, one store of the whole buffer)."""
         for c in gl.static_range(9):
             n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
                              HEADS_PER_PROG, layout) / s1[:, None]
             hi = n.to(gl.float8e4nv)
             lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
-            cat_smem.index(c).slice(0, R, dim=0).store(hi)
-            cat_smem.index(c).slice(R, R, dim=0).store(lo)
+            cat = gl.reshape(gl.permute(gl.join(hi, lo), (2, 0, 1)), [2 * R, 64])
+            cat_smem.index(c).store(cat)
 
     @gluon.jit
     def _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,

@@ -86,13 +86,29 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     if kernel not in ("split", "reduce", "reduce_tile"):
         raise ValueError(f"kernel must be 'split', 'reduce' or 'reduce_tile', got {kernel!r}")
     v = get_variant(variant)
+    source_cls = ASTSource
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
     if target.backend == "hip":
         for k, val in (("waves_per_eu", waves_per_eu), ("matrix_instr_nonkdim", matrix_instr_nonkdim),
                        ("kpack", kpack)):
             if val is not None:
                 options[k] = val
-    if kernel == "split" and v.family == "swapab":
+    if kernel == "split" and v.family == "gluon":  # generation 3: Gluon source, sm90 only
+        if target.backend != "cuda":
+            raise ValueError(f"variant {variant!r} (Gluon, generation 3) is an sm90 kernel; gfx950 runs generation 2")
+        if kv_format != "fp8":
+            raise ValueError(f"variant {variant!r} (Gluon) takes kv_format 'fp8', got {kv_format!r}")
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        from .gluon_sm90 import mla_decode_gluon_sm90_kernel
+        hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
+        constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
+                          BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
+                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], STAGES=v.num_stages,
+                          QK_MERGED=v.gluon_qk_merged, V_SLOTS=v.gluon_v_slots, num_warps=v.num_warps)
+        fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        source_cls = GluonASTSource
+    elif kernel == "split" and v.family == "swapab":
         if kv_format not in ("fp8", "mxfp4"):
             raise ValueError(f"variant {variant!r} (swap-AB) takes kv_format 'fp8' or 'mxfp4', got {kv_format!r}")
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
@@ -137,8 +153,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     aligned = [k for k, t in signature.items()
                if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits", "chunk_tokens"))]
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k in aligned}
-    src = ASTSource(fn=fn, signature=signature, attrs=attrs,
-                    constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})
+    src = source_cls(fn, signature, attrs=attrs,
+                     constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})
     name = f"{kernel}-{variant}-{kv_format}-q{q_format}-h{num_heads}-s{q_seq_len}"
     result = OfflineKernel(name=name, target=target, options=options)
     compiled = triton.compile(src, target=target, options=options)

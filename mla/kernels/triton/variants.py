@@ -185,6 +185,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v94_n64_w4_s2_gl_qm_r2", 64, 4, 2, 0, "v93 with V through a ring of two 64-dim fp16 slices and 2 "
             "stages: 108 KB smem, two CTAs per SM (PV issued slice by slice, waited each tile)", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_qk_merged=True, gluon_v_slots=2),
+    Variant("v95_n64_w4_s2_gl_r2", 64, 4, 2, 0, "v94 with Q hi and lo as two N = 16 operands (v91's QK): the "
+            "ring's two CTAs per SM without the merged operand", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_v_slots=2),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet

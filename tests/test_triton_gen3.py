@@ -1,0 +1,132 @@
+"""Generation 3 of the Triton family (the Gluon sm90 fp8 kernel, mla/kernels/triton/gluon_sm90.py).
+
+Gluon kernels have no interpreter, so on a CPU machine this file checks what can be checked without
+a GPU: the plan refuses every request the kernel does not implement (with a ValueError naming the
+alternative), and the kernel compiles offline for sm90 (triton's bundled ptxas) into the SASS the
+design says it is (QGMMA e4m3 for QK^T, HGMMA for PV, no byte-wide shared loads, no spills). On an
+sm90 GPU it runs every variant through the same gates as generations 1 and 2: NaN-poisoned outputs,
+ragged batches with lengths that divide no tile, q_seq_len 2 and 4, 32 heads, split-K, own-format
+rel_l2 < 1e-2 against the fp64 reference and the leaderboard rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import torch
+
+import mla
+from mla.kernels.triton import TritonDecodePlan
+from mla.kernels.triton.variants import VARIANTS
+
+GEN3 = sorted(n for n, v in VARIANTS.items() if v.family == "gluon")
+SM90 = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 and not torch.version.hip
+
+
+def test_generation_3_is_registered_as_fp8_only_gluon_variants():
+    assert len(GEN3) >= 4
+    for name in GEN3:
+        v = VARIANTS[name]
+        assert v.kv_formats == ("fp8",) and v.block_n == 64 and v.num_warps == 4, name
+
+
+@pytest.mark.skipif(SM90, reason="the refusal of a non-sm90 device is tested where there is none")
+def test_plan_refuses_without_an_sm90_gpu():
+    if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
+        data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
+        with pytest.raises(ValueError, match="Gluon.*cannot run here.*v75"):
+            TritonDecodePlan(data, kv_format="fp8", variant=GEN3[0])
+    else:
+        pytest.skip("CPU plans need TRITON_INTERPRET=1")
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(kv_format="mxfp4"), "takes kv_format 'fp8'"),
+    (dict(kv_format="bf16"), "takes kv_format 'fp8'"),
+    (dict(kv_format="fp8", q_format="fp8"), "q_format 'bf16'"),
+    (dict(kv_format="fp8", fused_reduce=True), "separate reduce only"),
+])
+def test_plan_refuses_what_generation_3_does_not_implement(kw, match):
+    if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("CPU plans need TRITON_INTERPRET=1")
+    data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match=match):
+        TritonDecodePlan(data, variant="v94_n64_w4_s2_gl_qm_r2", **kw)
+
+
+def _sass(variant, num_splits=1):
+    from triton.backends.compiler import GPUTarget
+
+    from mla.kernels.triton.offline import compile_offline
+
+    k = compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format="fp8", num_splits=num_splits)
+    import subprocess
+    import tempfile
+
+    import triton
+    nv = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(k.asm["cubin"])
+        f.flush()
+        return k, subprocess.run([nv, "-sass", f.name], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("variant, qgmma", [("v91_n64_w4_s3_gl", "QGMMA.64x16x32.F32.E4M3.E4M3"),
+                                            ("v94_n64_w4_s2_gl_qm_r2", "QGMMA.64x32x32.F32.E4M3.E4M3")])
+def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
+    k, sass = _sass(variant)
+    assert qgmma in sass, "QK^T must be e4m3 warpgroup MMA with K straight from shared memory"
+    assert "HGMMA.64x16x16.F32" in sass, "PV must be fp16 warpgroup MMA (V^T MN-major from shared memory)"
+    assert "mma.sync" not in k.asm["ptx"] and not re.search(r"\bHMMA\b", sass), "no mma.sync left"
+    assert not re.search(r"LDS\.U8|LDS\.S8", sass), "V must not be read byte by byte"
+    assert not re.search(r"\bSTL\b|\bLDL\b", sass), "no register spills (triton 3.9)"
+    smem = k.metadata["shared"]
+    if variant.endswith("_r2"):  # the V ring is what lets two CTAs share an SM (228 KB)
+        assert 2 * (smem + 1024) <= 228 * 1024, smem
+
+
+# -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
+gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
+
+
+def _checked(data, variant, num_splits=None):
+    from test_triton_kernels import format_reference  # the fp64 own-format reference
+
+    plan = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=num_splits, graph=False)
+    for t in plan.outputs:
+        t.fill_(float("nan"))
+    out = plan.run(data)
+    torch.cuda.synchronize()
+    assert torch.isfinite(out).all(), "unwritten (NaN-poisoned) or non-finite outputs"
+    cpu = (data[0].cpu(), {k: (v.cpu() if torch.is_tensor(v) else tuple(t.cpu() for t in v))
+                           for k, v in data[1].items()}, data[2].cpu(), data[3].cpu(), data[4])
+    m = mla.accuracy_metrics(out.cpu(), format_reference(cpu, "fp8", "bf16"))
+    assert m["rel_l2"] < 1e-2, (variant, m)
+    ok, msg = mla.check(data, out, reference_output=mla.reference(data, kv_format="fp8"))
+    assert ok, msg
+
+
+@gpu
+@pytest.mark.parametrize("variant", GEN3)
+@pytest.mark.parametrize("num_splits", [None, 3])
+def test_ragged_lengths_that_divide_no_tile(variant, num_splits):
+    data = mla.generate_input(4, 1, 333, seed=11, device="cuda", kv_lens=(1, 65, 130, 333))
+    _checked(data, variant, num_splits)
+
+
+@gpu
+@pytest.mark.parametrize("variant", GEN3)
+@pytest.mark.parametrize("q_seq_len, num_heads", [(2, 16), (4, 16), (1, 32), (4, 32)])
+def test_multi_token_queries_and_32_heads(variant, q_seq_len, num_heads):
+    data = mla.generate_input(3, q_seq_len, 517, seed=5, device="cuda", num_heads=num_heads)
+    _checked(data, variant, 2)
+
+
+@gpu
+@pytest.mark.parametrize("variant", GEN3)
+def test_many_splits_and_a_long_sequence(variant):
+    data = mla.generate_input(2, 1, 8192, seed=7, device="cuda")
+    _checked(data, variant, 64)
+    _checked(data, variant, 1)
