@@ -58,29 +58,22 @@ if gl is not None:
 
     @gluon.jit
     def _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, hi_smem, lo_smem,
-                       R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+                       R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr,
+                       QK_PAIRS: gl.constexpr):
         """q ~= s1 * (hi + lo / 16) per row, hi and lo e4m3, into shared memory as 9 chunks of 64 dims.
         |q / s1| <= 448, so the residual is at most e4m3's half-ulp there (16) and 16 x it <= 256 is
-        in range: one fixed second scale, no second pass over Q (rel. error ~6e-4, as generation 2)."""
-        for c in gl.static_range(9):
-            n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
-                             HEADS_PER_PROG, layout) / s1[:, None]
-            hi = n.to(gl.float8e4nv)
-            hi_smem.index(c).store(hi)
-            lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
-
-    @gluon.jit
-    def _store_q_cat(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, cat_smem, R: gl.constexpr,
-                     ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
-        """As :func:`_store_q_terms`, both terms in one [2R, 64] buffer per chunk: rows [0, R) hi, [R, 2R) lo
-        (joined in registers, one store of the whole buffer)."""
+        in range: one fixed second scale, no second pass over Q (rel. error ~6e-4, as generation 2).
+        QK_PAIRS: both terms in hi_smem [9, 2R, 64], rows interleaved (2r = hi of row r, 2r + 1 = lo)."""
         for c in gl.static_range(9):
             n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
                              HEADS_PER_PROG, layout) / s1[:, None]
             hi = n.to(gl.float8e4nv)
             lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
-            cat = gl.reshape(gl.permute(gl.join(hi, lo), (2, 0, 1)), [2 * R, 64])
-            cat_smem.index(c).store(cat)
+            if QK_PAIRS:
+                hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
+            else:
+                hi_smem.index(c).store(hi)
+                lo_smem.index(c).store(lo)
 
     @gluon.jit
     def _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
@@ -110,11 +103,11 @@ if gl is not None:
         return a0 * f, a1 * f, a2 * f, a3 * f, a4 * f, a5 * f, a6 * f, a7 * f
 
     @gluon.jit
-    def _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_MERGED: gl.constexpr):
+    def _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS: gl.constexpr):
         """S^T of one tile on QGMMA e4m3, K from the tile as copied (rope chunk first), left in flight:
-        merged = one [64, 2R] accumulator against Qcat = [hi rows; lo rows] (K read once), else two
-        [64, R] accumulators (K read twice). Returns (s_hi, s_lo) or (s_cat, s_cat)."""
-        if QK_MERGED:
+        two [64, R] accumulators (Q hi, Q lo: K read twice), or with QK_PAIRS one [64, 2R] against the
+        interleaved Qcat (K read once). Returns (s_hi, s_lo) or (s_cat, s_cat)."""
+        if QK_PAIRS:
             s = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s2, use_acc=False,
                               is_async=True)
             for c in gl.static_range(8):
@@ -126,19 +119,20 @@ if gl is not None:
             s_lo = warpgroup_mma(k_smem.index(stage * 9 + 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
                                  is_async=True)
             for c in gl.static_range(8):
-                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi, is_async=True)
-                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo, is_async=True)
+                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi,
+                                     is_async=True)
+                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo,
+                                     is_async=True)
             return s_hi, s_lo
 
     @gluon.jit
-    def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_MERGED: gl.constexpr, s_layout: gl.constexpr):
-        """Wait for S^T and combine the two Q terms: c_hi * S_hi + c_lo * S_lo, [64, R] fp32."""
-        if QK_MERGED:
+    def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_PAIRS: gl.constexpr, s_layout: gl.constexpr):
+        """Wait for S^T and combine the two Q terms: c_hi * S_hi + c_lo * S_lo, [64, R] fp32. With
+        QK_PAIRS the terms are adjacent columns, which a thread of the accumulator layout holds together:
+        the split is register-local, and the halves' layout is the m64nRk32 accumulator's."""
+        if QK_PAIRS:
             s = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, ))
-            # columns [0, R) are the hi rows of Qcat, [R, 2R) the lo rows: in the accumulator layout a
-            # thread holding column c also holds c + R (R = 16: 8-column groups), a register-local split
-            s_h, s_l = gl.split(gl.permute(gl.reshape(s, [s.shape[0], 2, R]), (0, 2, 1)))
-            # the halves come back as a linear layout equal to the m64nRk32 accumulator's: a no-op
+            s_h, s_l = gl.split(gl.reshape(s, [s.shape[0], R, 2]))
             s_h = gl.convert_layout(s_h, s_layout)
             s_l = gl.convert_layout(s_l, s_layout)
         else:
@@ -176,12 +170,11 @@ if gl is not None:
         sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
-        STAGES: gl.constexpr = 3, QK_MERGED: gl.constexpr = False, V_SLOTS: gl.constexpr = 8,
+        STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16); BLOCK_N must be 64 (warpgroup MMA's M).
-        QK_MERGED: Q hi and lo as one N = 2R operand (the K tile read once by the MMAs, not twice).
         V_SLOTS = 8: the whole fp16 V tile (64 KB) in shared memory, PV one tile behind QK; 2 or 4: a
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
@@ -190,10 +183,10 @@ if gl is not None:
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
-        QR: gl.constexpr = 2 * R if QK_MERGED else R  # rows of each Q operand buffer
+        QR: gl.constexpr = 2 * R if QK_PAIRS else R  # rows of the (first) Q operand buffer
 
         # -- layouts ------------------------------------------------------------------------------
-        # S^T accumulators (QGMMA m64nRk32 or m64n2Rk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
+        # S^T accumulators (QGMMA m64nRk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                            instr_shape=[16, R, 32])
         s2_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -206,6 +199,7 @@ if gl is not None:
         out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float8e4nv)
         q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([QR, 64], gl.float8e4nv)
+        qlo_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
         v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float16)
         p_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, R], gl.float16)
 
@@ -222,11 +216,11 @@ if gl is not None:
 
         # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V slices, P^T -----
         k_smem = gl.allocate_shared_memory(gl.float8e4nv, [STAGES * 9, BLOCK_N, 64], k_sl)
-        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # merged: [hi rows; lo rows]
-        if QK_MERGED:
+        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # QK_PAIRS: both terms, interleaved
+        if QK_PAIRS:
             q_lo = q_hi
         else:
-            q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], q_sl)
+            q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], qlo_sl)
         v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, BLOCK_N, 64], v_sl)
         p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
@@ -237,12 +231,8 @@ if gl is not None:
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
         s1 = gl.where(amax > 0, amax / 448.0, 1.0)
-        if QK_MERGED:
-            _store_q_cat(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, R, ROWS, HEADS_PER_PROG,
-                         q_blk)
-        else:
-            _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
-                           HEADS_PER_PROG, q_blk)
+        _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
+                       HEADS_PER_PROG, q_blk, QK_PAIRS)
 
         score_scale = sm_scale * 1.4426950408889634 * gl.load(kv_aux_ptr)  # base 2, fp8 KV scale folded in
         c_hi = gl.convert_layout(s1, gl.SliceLayout(0, s_layout)) * score_scale
@@ -294,15 +284,15 @@ if gl is not None:
             async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
             fence_async_shared()
             _cta_barrier()  # ... and everyone's
-            s_hi, s_lo = _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_MERGED)
+            s_hi, s_lo = _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if V_SLOTS == 8:
                 # PV of tile j - 1 (issued before QK) must be done with v16 / P^T: wait for it (all
                 # but the QK groups), then convert this tile's V while its QK runs
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
-                    num_outstanding=9 if QK_MERGED else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
+                    num_outstanding=9 if QK_PAIRS else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
                 for c in gl.static_range(8):
                     _convert_v(k_smem, stage * 9 + c, v16, c, kv_blk)
-            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_MERGED, s_layout)
+            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout)
 
             pos = n0 + offs_n
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))

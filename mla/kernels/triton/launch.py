@@ -239,7 +239,8 @@ class TritonDecodePlan:
             used = kv_data["mxfp4"][1][:, :18]
             nz = torch.where(used == 0, torch.full_like(used, 255), used)
             variant = default_variant(kv_format, q_format, (int(nz.min()), int(used.max())))
-        self.variant = get_variant(variant or default_variant(kv_format, q_format))
+        hopper_gluon = not interpreting() and gluon_unavailable_reason(q.device) is None
+        self.variant = get_variant(variant or default_variant(kv_format, q_format, hopper_gluon=hopper_gluon))
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
                              "computed wrong results on triton 3.6 / sm90 (H200 probe 2026-11-30); use BLOCK_N >= 32")
@@ -341,8 +342,7 @@ class TritonDecodePlan:
             self.kernel = mla_decode_gluon_sm90_kernel
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "num_warps")}
-            self.constexprs.update(STAGES=self.variant.num_stages, QK_MERGED=self.variant.gluon_qk_merged,
-                                   V_SLOTS=self.variant.gluon_v_slots)
+            self.constexprs.update(STAGES=self.variant.num_stages, V_SLOTS=self.variant.gluon_v_slots, QK_PAIRS=self.variant.gluon_qk_pairs)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,

@@ -36,7 +36,7 @@ class Variant:
     fused_reduce: bool = False  # split reduce inside the split kernel (last program per group merges): 1 launch
     balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
     partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
-    gluon_qk_merged: bool = False  # gluon: Q hi + lo as one N = 2R MMA operand (K read once per tile)
+    gluon_qk_pairs: bool = False  # gluon: Q hi + lo as one N = 2R operand, columns interleaved (K read once)
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
 
     @property
@@ -179,15 +179,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True),
     Variant("v92_n64_w4_s2_gl", 64, 4, 2, 0, "v91 with a 2-stage ring (156 KB smem instead of 192)", family="gluon",
             pv_swap=True, tile_reduce=True),
-    Variant("v93_n64_w4_s3_gl_qm", 64, 4, 3, 0, "v91 with Q hi and lo as one N = 32 operand: 18 QGMMA m64n32k32 "
-            "per tile instead of 36 m64n16k32 (the K tile read once by the MMAs, not twice)", family="gluon",
-            pv_swap=True, tile_reduce=True, gluon_qk_merged=True),
-    Variant("v94_n64_w4_s2_gl_qm_r2", 64, 4, 2, 0, "v93 with V through a ring of two 64-dim fp16 slices and 2 "
-            "stages: 108 KB smem, two CTAs per SM (PV issued slice by slice, waited each tile)", family="gluon",
-            pv_swap=True, tile_reduce=True, gluon_qk_merged=True, gluon_v_slots=2),
-    Variant("v95_n64_w4_s2_gl_r2", 64, 4, 2, 0, "v94 with Q hi and lo as two N = 16 operands (v91's QK): the "
-            "ring's two CTAs per SM without the merged operand", family="gluon", pv_swap=True, tile_reduce=True,
-            gluon_v_slots=2),
+    # (v93 / v94, Q hi and lo as one N = 32 operand, measured 488 us but own-format rel_l2 1.4e-1 on the
+    # H200: removed, docs/notes-triton.md "Generation 3")
+    Variant("v95_n64_w4_s2_gl_r2", 64, 4, 2, 0, "v92 with V through a ring of two 64-dim fp16 slices: 108 KB smem, "
+            "two CTAs per SM (PV issued slice by slice, waited each tile)", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_v_slots=2),
+    Variant("v96_n64_w4_s2_gl_qp_r2", 64, 4, 2, 0, "v95 with Q hi and lo as one N = 32 operand, columns "
+            "interleaved (2r hi, 2r + 1 lo): 9 QGMMA m64n32k32 per tile, the K tile read once by the MMAs",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_v_slots=2, gluon_qk_pairs=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -232,10 +231,20 @@ FALLBACK_VARIANT = {"bf16": "v28_n32_w4_s3_tr", "fp8": "v35_n32_w4_s2_f16wp_tr",
 EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 
 
-def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None) -> str:
-    """The variant a plan uses when none is named: DEFAULT_VARIANT, unless it cannot take this
+# on an sm90 GPU with Gluon (generation 3, Hopper only): H200 2026-12-01, data/measured/h200/gen3-r3.csv,
+# v95 beat v75 on all 8 leaderboard shapes in the same run (bs256-kv8192 511 vs 533 us, bs4-kv1024
+# 14.0 vs 16.9, bs32-kv8192 80.3 vs 91.0)
+HOPPER_DEFAULT = {"fp8": "v95_n64_w4_s2_gl_r2"}
+
+
+def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
+                    hopper_gluon: bool = False) -> str:
+    """The variant a plan uses when none is named: HOPPER_DEFAULT where it applies (``hopper_gluon``:
+    an sm90 GPU whose triton has Gluon, bf16 Q), else DEFAULT_VARIANT, unless it cannot take this
     request (quantized Q, or MXFP4 scales outside what its decode represents exactly), then
     FALLBACK_VARIANT, then the exact MXFP4 decode."""
+    if hopper_gluon and q_format == "bf16" and kv_format in HOPPER_DEFAULT:
+        return HOPPER_DEFAULT[kv_format]
     name = DEFAULT_VARIANT[kv_format]
     v = VARIANTS[name]
     lo, hi = mxfp4_scale_range or (127, 127)
