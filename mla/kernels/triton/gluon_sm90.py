@@ -86,6 +86,14 @@ if gl is not None:
         return a
 
     @gluon.jit
+    def _chunk(k_smem, stage, c: gl.constexpr):
+        """Chunk c of a stage's tile: latent dims [64 c, 64 c + 64) (c < 8) or the rope dims (c = 8)."""
+        if c == 8:
+            return k_smem[1].index(stage)
+        else:
+            return k_smem[0].index(stage).slice(c * 64, 64, dim=0)
+
+    @gluon.jit
     def _issue_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
                     layout: gl.constexpr):
         """cp.async of one tile, 576 bytes per token as 9 chunks of 64 (tokens >= end zero-filled), + commit."""
@@ -95,7 +103,7 @@ if gl is not None:
         ok = (pos < end)[:, None]
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
         for c in gl.static_range(9):
-            _cp_async(k_smem.index(stage * 9 + c), base + c * 64, mask=ok)
+            _cp_async(_chunk(k_smem, stage, c), base + c * 64, mask=ok)
         async_copy.commit_group()
 
     @gluon.jit
@@ -108,20 +116,20 @@ if gl is not None:
         two [64, R] accumulators (Q hi, Q lo: K read twice), or with QK_PAIRS one [64, 2R] against the
         interleaved Qcat (K read once). Returns (s_hi, s_lo) or (s_cat, s_cat)."""
         if QK_PAIRS:
-            s = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s2, use_acc=False,
+            s = warpgroup_mma(_chunk(k_smem, stage, 8), q_hi.index(8).permute((1, 0)), zero_s2, use_acc=False,
                               is_async=True)
             for c in gl.static_range(8):
-                s = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s, is_async=True)
+                s = warpgroup_mma(_chunk(k_smem, stage, c), q_hi.index(c).permute((1, 0)), s, is_async=True)
             return s, s
         else:
-            s_hi = warpgroup_mma(k_smem.index(stage * 9 + 8), q_hi.index(8).permute((1, 0)), zero_s, use_acc=False,
+            s_hi = warpgroup_mma(_chunk(k_smem, stage, 8), q_hi.index(8).permute((1, 0)), zero_s, use_acc=False,
                                  is_async=True)
-            s_lo = warpgroup_mma(k_smem.index(stage * 9 + 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
+            s_lo = warpgroup_mma(_chunk(k_smem, stage, 8), q_lo.index(8).permute((1, 0)), zero_s, use_acc=False,
                                  is_async=True)
             for c in gl.static_range(8):
-                s_hi = warpgroup_mma(k_smem.index(stage * 9 + c), q_hi.index(c).permute((1, 0)), s_hi,
+                s_hi = warpgroup_mma(_chunk(k_smem, stage, c), q_hi.index(c).permute((1, 0)), s_hi,
                                      is_async=True)
-                s_lo = warpgroup_mma(k_smem.index(stage * 9 + c), q_lo.index(c).permute((1, 0)), s_lo,
+                s_lo = warpgroup_mma(_chunk(k_smem, stage, c), q_lo.index(c).permute((1, 0)), s_lo,
                                      is_async=True)
             return s_hi, s_lo
 
@@ -140,14 +148,89 @@ if gl is not None:
         return s_h * c_hi[None, :] + s_l * c_lo[None, :]
 
     @gluon.jit
+    def _split3(x):
+        """The 8 tensors of x [..., 2, 2, 2] indexed by its last three (binary) dims, last dim lowest bit."""
+        a0, a1 = gl.split(x)
+        a00, a01 = gl.split(a0)
+        a10, a11 = gl.split(a1)
+        x0, x4 = gl.split(a00)
+        x2, x6 = gl.split(a01)
+        x1, x5 = gl.split(a10)
+        x3, x7 = gl.split(a11)
+        return x0, x1, x2, x3, x4, x5, x6, x7
+
+    @gluon.jit
+    def _v_fragment(x):
+        """One PV slice's V^T [64 m, 64 k] (fp8) from its bits of the tile (see _v_fragments): reorder the
+        12 binary dims (c4 c2 c1 t32 t16 t8 t4 t2 t1 d32 d16 d1) into m = (c4 c2 d1 c1 d32 d16),
+        k = (t8 t4 t2 t32 t16 t1)."""
+        return gl.reshape(gl.permute(x, (0, 1, 11, 2, 9, 10, 5, 6, 7, 3, 4, 8)), [64, 64])
+
+    @gluon.jit
+    def _v_fragments(k_smem, stage, load_layout: gl.constexpr):
+        """V^T of one tile as the (fp8) register A operands of the 8 PV slices, read once with 16-byte loads.
+
+        The 512 latent dims and 64 tokens are relabelled so that each thread's 16 contiguous dims of
+        a token (one LDS.128) and 16 tokens are exactly its wgmma A fragments: dim = 64 c + d with
+        c, d in bits (c4 c2 c1), (d32 d16 d8 d4 d2 d1); slice s = (d8 d4 d2), row m = (c4 c2 d1 c1 d32
+        d16); token t = (t32 .. t1), k = (t8 t4 t2 t32 t16 t1). P^T is stored in the same k order
+        (_p_to_k_order) and the epilogue writes row m of slice s to its dim (_slice_dims)."""
+        x = k_smem[0].index(stage).reshape([8, 64, 64]).load(load_layout)  # [8 c, 64 t, 64 d] fp8
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])  # c4 c2 c1 t32..t1 d32..d1
+        # move (d8 d4 d2) last: dims 0..8 = c, t; 9 d32, 10 d16, 11 d8, 12 d4, 13 d2, 14 d1
+        x = gl.permute(x, (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 11, 12, 13))
+        x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
+        return (_v_fragment(x0), _v_fragment(x1), _v_fragment(x2), _v_fragment(x3), _v_fragment(x4),
+                _v_fragment(x5), _v_fragment(x6), _v_fragment(x7))
+
+    @gluon.jit
+    def _pv_reg(f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                a_layout: gl.constexpr):
+        """PV on register A operands, slice by slice: fp8 fragment -> fp16 in the wgmma A layout (a
+        register permutation + F2FP), issue, then wait for the slice before (its A registers stay live
+        through that wait), so at most two fp16 fragments exist at a time."""
+        a0 = gl.convert_layout(f0.to(gl.float16), a_layout)
+        acc0 = warpgroup_mma(a0, p_smem, acc0, is_async=True)
+        a1 = gl.convert_layout(f1.to(gl.float16), a_layout)
+        acc1 = warpgroup_mma(a1, p_smem, acc1, is_async=True)
+        acc0, a0 = warpgroup_mma_wait(num_outstanding=1, deps=(acc0, a0))
+        a2 = gl.convert_layout(f2.to(gl.float16), a_layout)
+        acc2 = warpgroup_mma(a2, p_smem, acc2, is_async=True)
+        acc1, a1 = warpgroup_mma_wait(num_outstanding=1, deps=(acc1, a1))
+        a3 = gl.convert_layout(f3.to(gl.float16), a_layout)
+        acc3 = warpgroup_mma(a3, p_smem, acc3, is_async=True)
+        acc2, a2 = warpgroup_mma_wait(num_outstanding=1, deps=(acc2, a2))
+        a4 = gl.convert_layout(f4.to(gl.float16), a_layout)
+        acc4 = warpgroup_mma(a4, p_smem, acc4, is_async=True)
+        acc3, a3 = warpgroup_mma_wait(num_outstanding=1, deps=(acc3, a3))
+        a5 = gl.convert_layout(f5.to(gl.float16), a_layout)
+        acc5 = warpgroup_mma(a5, p_smem, acc5, is_async=True)
+        acc4, a4 = warpgroup_mma_wait(num_outstanding=1, deps=(acc4, a4))
+        a6 = gl.convert_layout(f6.to(gl.float16), a_layout)
+        acc6 = warpgroup_mma(a6, p_smem, acc6, is_async=True)
+        acc5, a5 = warpgroup_mma_wait(num_outstanding=1, deps=(acc5, a5))
+        a7 = gl.convert_layout(f7.to(gl.float16), a_layout)
+        acc7 = warpgroup_mma(a7, p_smem, acc7, is_async=True)
+        acc6, a6 = warpgroup_mma_wait(num_outstanding=1, deps=(acc6, a6))
+        acc7, a7 = warpgroup_mma_wait(num_outstanding=0, deps=(acc7, a7))
+        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
+
+    @gluon.jit
+    def _p_to_k_order(pt, R: gl.constexpr):
+        """P^T [64 tokens, R] with its rows in the k order of _v_fragments (row k = token t)."""
+        y = gl.reshape(pt, [2, 2, 2, 2, 2, 2, R])  # t32 t16 t8 t4 t2 t1, R
+        y = gl.permute(y, (2, 3, 4, 0, 1, 5, 6))  # k = (t8 t4 t2 t32 t16 t1)
+        return gl.reshape(y, [64, R])
+
+    @gluon.jit
     def _pv_slice(acc, v_slot, p_smem):
         """acc^T [64 dims, R] += V^T slice [64 dims, 64 tokens] (MN-major view of the fp16 tile) @ P^T."""
         return warpgroup_mma(v_slot.permute((1, 0)), p_smem, acc, is_async=True)
 
     @gluon.jit
-    def _convert_v(k_smem, src, v16, dst, layout: gl.constexpr):
+    def _convert_v(src, v16, dst, layout: gl.constexpr):
         """V slice = fp8 -> fp16 once: 16-byte loads, pair converts, 32-byte stores."""
-        v16.index(dst).store(k_smem.index(src).load(layout).to(gl.float16))
+        v16.index(dst).store(src.load(layout).to(gl.float16))
 
     @gluon.jit
     def _ring_slice(i: gl.constexpr, acc, k_smem, stage, v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7,
@@ -157,7 +240,7 @@ if gl is not None:
         if i >= V_SLOTS:
             a0, a1, a2, a3, a4, a5, a6, a7 = warpgroup_mma_wait(num_outstanding=V_SLOTS - 1,
                                                                 deps=(a0, a1, a2, a3, a4, a5, a6, a7))
-        _convert_v(k_smem, stage * 9 + i, v16, i % V_SLOTS, layout)
+        _convert_v(_chunk(k_smem, stage, i), v16, i % V_SLOTS, layout)
         fence_async_shared()
         _cta_barrier()
         return a0, a1, a2, a3, a4, a5, a6, a7
@@ -171,6 +254,7 @@ if gl is not None:
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
+        PV_REG: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
@@ -202,6 +286,14 @@ if gl is not None:
         qlo_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
         v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float16)
         p_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, R], gl.float16)
+        # PV_REG: V^T as register A operands (_v_fragments): the tile's latent part [8 c, 64 t, 64 d]
+        # read so that registers hold 16 contiguous dims (one LDS.128) x 16 tokens, lanes and warps
+        # exactly as the wgmma A fragments of the relabelled (m, k)
+        v_load: gl.constexpr = gl.DistributedLinearLayout(
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0]],
+            lane_bases=[[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
+            warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
+        a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
 
         # -- this program's work (generation 1's split kernel without the work list) -------------
         head_group = gl.program_id(0)
@@ -215,13 +307,16 @@ if gl is not None:
         end = gl.minimum(start + chunk, kv_len)
 
         # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V slices, P^T -----
-        k_smem = gl.allocate_shared_memory(gl.float8e4nv, [STAGES * 9, BLOCK_N, 64], k_sl)
+        # the latent chunks of a stage as one [512, 64] buffer (row 64 c + token), the rope chunk apart
+        k_smem = (gl.allocate_shared_memory(gl.float8e4nv, [STAGES, 8 * BLOCK_N, 64], k_sl),
+                  gl.allocate_shared_memory(gl.float8e4nv, [STAGES, BLOCK_N, 64], k_sl))
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # QK_PAIRS: both terms, interleaved
         if QK_PAIRS:
             q_lo = q_hi
         else:
             q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], qlo_sl)
-        v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, BLOCK_N, 64], v_sl)
+        if not PV_REG:
+            v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, BLOCK_N, 64], v_sl)
         p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
         # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
@@ -254,7 +349,7 @@ if gl is not None:
         acc5 = acc0
         acc6 = acc0
         acc7 = acc0
-        if V_SLOTS == 8:
+        if V_SLOTS == 8 and not PV_REG:
             # PV runs one tile behind QK (issued at the top of the next iteration, waited for there
             # after that tile's QK was issued): zero V and P^T so the first "tile - 1" adds 0
             zero_v = gl.zeros([BLOCK_N, 64], gl.float16, layout=kv_blk)
@@ -268,7 +363,7 @@ if gl is not None:
         for j in range(0, n_tiles):
             n0 = start + j * BLOCK_N
             stage = j % STAGES
-            if V_SLOTS == 8:  # PV of tile j - 1, from the V tile and P^T stored last iteration
+            if V_SLOTS == 8 and not PV_REG:  # PV of tile j - 1, from the V tile and P^T stored last iteration
                 acc0 = _pv_slice(acc0, v16.index(0), p_smem)
                 acc1 = _pv_slice(acc1, v16.index(1), p_smem)
                 acc2 = _pv_slice(acc2, v16.index(2), p_smem)
@@ -285,13 +380,15 @@ if gl is not None:
             fence_async_shared()
             _cta_barrier()  # ... and everyone's
             s_hi, s_lo = _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
-            if V_SLOTS == 8:
+            if PV_REG:  # V^T fragments straight into registers while QK runs
+                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, stage, v_load)
+            elif V_SLOTS == 8:
                 # PV of tile j - 1 (issued before QK) must be done with v16 / P^T: wait for it (all
                 # but the QK groups), then convert this tile's V while its QK runs
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                     num_outstanding=9 if QK_PAIRS else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
                 for c in gl.static_range(8):
-                    _convert_v(k_smem, stage * 9 + c, v16, c, kv_blk)
+                    _convert_v(_chunk(k_smem, stage, c), v16, c, kv_blk)
             st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout)
 
             pos = n0 + offs_n
@@ -302,11 +399,19 @@ if gl is not None:
             pt = gl.exp2(st - m_safe[None, :])
             l_i = l_i * alpha + gl.sum(pt, axis=0)
             m_i = m_new
-            p_smem.store(pt.to(gl.float16))
+            if PV_REG:
+                p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
+            else:
+                p_smem.store(pt.to(gl.float16))
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                 gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
-            if V_SLOTS == 8:
+            if PV_REG:
+                fence_async_shared()  # P^T generic stores before HGMMA (async proxy) reads them
+                _cta_barrier()
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg(
+                    f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_layout)
+            elif V_SLOTS == 8:
                 fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
             else:  # slice by slice through the ring; everything waited for before the next tile
@@ -336,7 +441,7 @@ if gl is not None:
                 acc7 = _pv_slice(acc7, v16.index(7 % V_SLOTS), p_smem)
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                     num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
-        if V_SLOTS == 8:
+        if V_SLOTS == 8 and not PV_REG:
             acc0 = _pv_slice(acc0, v16.index(0), p_smem)
             acc1 = _pv_slice(acc1, v16.index(1), p_smem)
             acc2 = _pv_slice(acc2, v16.index(2), p_smem)
@@ -358,33 +463,46 @@ if gl is not None:
         q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
         tok_out = q_start + q_idx
         head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
-        cols = gl.arange(0, 64, layout=gl.SliceLayout(0, out_blk))
+        m = gl.arange(0, 64, layout=gl.SliceLayout(0, out_blk))
         if SINGLE_PASS:
-            base = out_ptr + (tok_out * stride_o_tok + head * stride_o_head)[:, None] + cols[None, :]
+            row_base = out_ptr + tok_out * stride_o_tok + head * stride_o_head
         else:
             part_row = (tok_out * NUM_HEADS + head) * num_splits + split
-            base = part_o_ptr + (part_row.to(gl.int64) * 512)[:, None] + cols[None, :]
+            row_base = part_o_ptr + part_row.to(gl.int64) * 512
             has_r = gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)) > 0
             l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
             lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
             gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
-        _store_slice(acc0 * inv, base, 0, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc1 * inv, base, 64, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc2 * inv, base, 128, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc3 * inv, base, 192, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc4 * inv, base, 256, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc5 * inv, base, 320, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc6 * inv, base, 384, row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc7 * inv, base, 448, row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc2 * inv, row_base, _slice_dims(m, 2, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc3 * inv, row_base, _slice_dims(m, 3, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc4 * inv, row_base, _slice_dims(m, 4, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc5 * inv, row_base, _slice_dims(m, 5, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc6 * inv, row_base, _slice_dims(m, 6, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _store_slice(acc7 * inv, row_base, _slice_dims(m, 7, PV_REG), row_ok, SINGLE_PASS, out_blk)
 
     @gluon.jit
-    def _store_slice(acc_t, base, d0, row_ok, SINGLE_PASS: gl.constexpr, out_blk: gl.constexpr):
-        """One [64 dims, R] slice of acc^T, transposed to rows-major and stored (bf16 out or fp32 partial)."""
-        o = gl.convert_layout(gl.permute(acc_t, (1, 0)), out_blk)
-        if SINGLE_PASS:
-            gl.store(base + d0, o.to(gl.bfloat16), mask=row_ok[:, None])
+    def _slice_dims(m, s: gl.constexpr, PV_REG: gl.constexpr):
+        """The latent dim of row m of PV slice s: 64 s + m, or _v_fragments' relabelling
+        (m = c4 c2 d1 c1 d32 d16, s = d8 d4 d2 -> dim = 64 c + d)."""
+        if PV_REG:
+            c = ((m >> 2) & 1) + ((m >> 4) & 1) * 2 + ((m >> 5) & 1) * 4
+            d = ((m >> 3) & 1) + (s & 1) * 2 + ((s >> 1) & 1) * 4 + ((s >> 2) & 1) * 8 + (m & 1) * 16 + ((m >> 1) & 1) * 32
+            return c * 64 + d
         else:
-            gl.store(base + d0, o, mask=row_ok[:, None])
+            return m + s * 64
+
+    @gluon.jit
+    def _store_slice(acc_t, row_base, dims, row_ok, SINGLE_PASS: gl.constexpr, out_blk: gl.constexpr):
+        """One [64 rows, R] slice of acc^T, transposed to rows-major and stored at its dims (bf16 output
+        or fp32 partial)."""
+        o = gl.convert_layout(gl.permute(acc_t, (1, 0)), out_blk)
+        ptr = row_base[:, None] + dims[None, :]
+        if SINGLE_PASS:
+            gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
+        else:
+            gl.store(ptr, o, mask=row_ok[:, None])
 else:  # pragma: no cover
     mla_decode_gluon_sm90_kernel = None
 

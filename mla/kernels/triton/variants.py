@@ -37,6 +37,7 @@ class Variant:
     balanced: bool = False  # work list: equal-token splits across batch elements (needs fused_reduce)
     partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
     gluon_qk_pairs: bool = False  # gluon: Q hi + lo as one N = 2R operand, columns interleaved (K read once)
+    gluon_pv_reg: bool = False  # gluon: V^T as register A operands read once by 16-byte loads (no fp16 V tile)
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
 
     @property
@@ -187,6 +188,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v96_n64_w4_s2_gl_qp_r2", 64, 4, 2, 0, "v95 with Q hi and lo as one N = 32 operand, columns "
             "interleaved (2r hi, 2r + 1 lo): 9 QGMMA m64n32k32 per tile, the K tile read once by the MMAs",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_v_slots=2, gluon_qk_pairs=True),
+    Variant("v97_n64_w4_s2_gl_pvr", 64, 4, 2, 0, "v95 with V^T as register A operands of PV: the latent dims "
+            "relabelled so one 16-byte load per token gives each thread its wgmma fragments (no fp16 V tile in "
+            "smem: ~140 instead of ~270 KB of shared traffic per tile), 92 KB smem", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True),
+    Variant("v98_n64_w4_s2_gl_pvr_qp", 64, 4, 2, 0, "v97 with v96's interleaved one-operand QK (the K tile read "
+            "once by the MMAs)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
