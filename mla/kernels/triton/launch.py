@@ -107,6 +107,25 @@ def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, nu
     return max(1, min(want, by_length, MAX_SPLITS))
 
 
+# The default call's reduce (issue 10, campaign 3; the table is in docs/notes-triton.md, "Fused or
+# tile reduce by default"): the one-launch fused reduce (+ balanced work list) beat the separate
+# tile reduce only on generation 2's fp8 kernel with few, long splits (bs32-kv8192 8 x 1024 tokens:
+# 91.0 -> 80.4 us; bs64-kv8192 4 x 2048: 157.9 -> 129.6 us). It lost wherever one program merges
+# many or short partials (bs4, 16-64 splits: 1.4-3.3x; bs32-kv1024, 8 x 128 tokens: +18-26%) and
+# never won for bf16 (v28) or MXFP4 (v86), at any split count.
+FUSED_DEFAULT_FORMATS = ("fp8",)
+FUSED_DEFAULT_MAX_SPLITS = 8
+FUSED_DEFAULT_MIN_SPLIT_TOKENS = 1024
+
+
+def fused_by_default(variant: Variant, kv_format: str, num_splits: int, max_kv_len: int) -> bool:
+    """Whether the default call (no variant named, fused_reduce / balanced not given) turns on the
+    fused reduce and the balanced work list on top of the default variant's kernel; see above."""
+    return (variant.family == "swapab" and kv_format in FUSED_DEFAULT_FORMATS
+            and 2 <= num_splits <= FUSED_DEFAULT_MAX_SPLITS
+            and max_kv_len // num_splits >= FUSED_DEFAULT_MIN_SPLIT_TOKENS)
+
+
 def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int = MIN_SPLIT_TOKENS_TILE_REDUCE,
                       max_splits: int = MAX_SPLITS) -> tuple[int, list[tuple[int, int, int]]]:
     """The balanced work list: ``(chunk, [(batch element, split, splits of that element), ...])``.
@@ -218,6 +237,9 @@ class TritonDecodePlan:
                  fused_reduce: bool | None = None, balanced: bool | None = None,
                  partial_dtype: str | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
+        # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
+        # or an explicit knob means exactly what it says
+        reduce_by_rule = variant is None and fused_reduce is None and balanced is None
         if kv_format not in KV_FORMAT_CODE:
             raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
         if q_format not in Q_FORMAT_CODE:
@@ -290,6 +312,8 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
+        if reduce_by_rule and fused_by_default(self.variant, kv_format, self.num_splits, self.max_kv_len):
+            self.fused_reduce = self.balanced = True
         self.chunk_tokens = 0
         self.work = None
         if self.balanced:  # the schedule spreads the programs over the elements by length
