@@ -163,6 +163,10 @@ _PENDING: deque = deque()  # queued contents checks of every plan, oldest first 
 _SIDE_STREAMS: dict = {}
 
 
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
 def _side_stream(device: torch.device):
     if device not in _SIDE_STREAMS:
         _SIDE_STREAMS[device] = torch.cuda.Stream(device)
@@ -185,7 +189,10 @@ class _Pending:
 def collect_pending(wait: bool = False, earlier: bool = True) -> None:
     """Raise the ValueError of the oldest queued contents check that failed, if any has finished
     (``wait``: wait for the unfinished ones first; ``earlier``: the checks belong to earlier calls,
-    which the message says). Checks that passed are dropped."""
+    which the message says). Checks that passed are dropped. Not inside a CUDA-graph capture (event
+    queries are not allowed there): the next call outside it collects them."""
+    if _PENDING and _capturing():
+        return
     while _PENDING:
         p = _PENDING[0]
         if not p.done():
@@ -220,7 +227,7 @@ class CallGuard:
 
     def admit(self, data) -> None:
         """Full check of ``data`` (a new plan, a new structure, or validate="full"), then remember it."""
-        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+        capturing = _capturing()
         check_inputs(data, self.kv_format, deep=not capturing)
         self.full_checks += 1
         if not capturing:
@@ -269,7 +276,7 @@ class CallGuard:
         p.guard, p.sig, p.qo, p.kv, p.scale, p.config = self, sig, qo, kv, scale, cfg
         p.q_rows, p.total_kv = q.shape[0], _tensors(data, self.kv_format)[1].shape[0]
         if q.device.type == "cuda":
-            if torch.cuda.is_current_stream_capturing():
+            if _capturing():
                 return False
             side = _side_stream(q.device)
             side.wait_stream(torch.cuda.current_stream(q.device))  # the inputs' producers first
