@@ -141,8 +141,15 @@ def validate_data(data, kv_format: str | None = None, *, deep: bool = True) -> l
         total_kv = n
     if not deep:
         return []
-    qo, kv = qo_indptr.tolist(), kv_indptr.tolist()
-    for name, ptr, total in (("qo_indptr", qo, q.shape[0]), ("kv_indptr", kv, total_kv)):
+    return check_indptr_contents(qo_indptr.tolist(), kv_indptr.tolist(), q.shape[0], total_kv, s)
+
+
+def check_indptr_contents(qo: list[int], kv: list[int], q_rows: int, total_kv: int, q_seq_len: int) -> list[int]:
+    """The indptr contents (read to host lists) against the rows they index: ValueError naming the
+    first problem, else the per-batch KV lengths. One definition for the synchronous check and for
+    the message of a failed asynchronous one (mla/validate.py)."""
+    s = q_seq_len
+    for name, ptr, total in (("qo_indptr", qo, q_rows), ("kv_indptr", kv, total_kv)):
         if ptr[0] != 0:
             raise ValueError(f"{name}[0] must be 0, got {ptr[0]}")
         if any(b < a for a, b in zip(ptr, ptr[1:])):

@@ -3,16 +3,40 @@
 ``mla.plan`` / ``mla.decode`` (mla/backends/__init__.py) call this module; backends never see an
 input tuple that failed it. Every problem is a ValueError that names it.
 
-When a plan is built (:func:`check_inputs`, ``deep=True``): everything below.
+Two parts of the check differ in cost. The **sync-free** part (structure, dtypes, shapes, strides,
+devices, config lengths) reads only tensor metadata. The **contents** part (indptr values, the fp8
+scale value) reads device memory; done on the host it is a device sync, and a sync inside a timed
+call waits for whatever the GPU still has queued (eval.py's un-awaited L2 flush: campaign 3 saw
+10x on some shapes). The indptr contents are implied by host data (config's q_seq_len and
+kv_lens / kv_seq_len), so after one synchronous check per plan they can be *compared* on the device
+instead of read.
 
-On every ``mla.decode`` / cached ``mla.plan`` call (:class:`CallGuard`): a signature of the input
-tensors -- data pointer, dtype, shape, strides, device of q, the requested KV format's buffer and
-scale, both indptrs, plus the indptrs' version counters and the config's lengths -- is compared
-with the signatures already validated for this plan (the last 16). A known signature costs only
-building that tuple (no device sync). A new one (new tensors, moved tensors, an indptr written in
-place by a torch op) is checked fully again, indptr contents included (one device sync).
+``validate="auto"`` (the default of ``mla.plan`` / ``mla.decode``), per plan (:class:`CallGuard`):
+  plan build        everything, contents read synchronously (one sync, outside any timed region);
+                    the validated indptrs are kept as the plan's canonical copies
+  known signature   (data pointer, dtype, shape, strides, device of every tensor read, the indptrs'
+                    version counters, the config's lengths; the last 16 per plan): nothing re-checked
+  new signature, known structure (the signature minus pointers and version counters equals one
+                    already fully validated: fresh tensors of the same kind, eval.py's case):
+                    no host read of device memory. The contents check is queued on a side stream
+                    (indptrs == the canonical ones, fp8 scale finite and > 0), its result copied to
+                    a pinned host flag behind a CUDA event; the call itself runs on the canonical
+                    indptrs (equal to the caller's whenever the input is valid, and always in bounds
+                    of the validated shapes, so a bad indptr cannot make a kernel read out of bounds).
+  new structure     everything again, synchronously, like a plan build.
+  When a queued check fails, a ValueError naming the problem (the same message as the synchronous
+  check; the indptrs are read then, on the error path only) is raised: on the same call if the
+  device has already run the check when the call ends (always on CPU), else at the start of the
+  next guarded call (``mla.plan`` / ``mla.decode`` of any plan; a check still running then is waited
+  for: that waits for the *earlier* call's inputs, never for the current call's queued work, and in
+  eval.py's loop and the harness's modes, which synchronize before every call, it never waits), or
+  at :func:`wait_pending`. The output of the failing call was computed from the lengths config
+  gives, and the caller gets the ValueError before any later decode.
 
-What is checked (a new signature or a new plan):
+``validate="full"``: every new signature is checked fully and synchronously (the behaviour before
+issue 10; the device script scripts/h200_issue10_fresh.py times it beside "auto").
+
+What is checked (a plan build, a new structure, or "full"):
   structure   data is the 5-tuple; config a dict with batch_size, num_heads, q_seq_len, kv_seq_len;
               batch_size / q_seq_len / kv_seq_len >= 1, num_heads in (16, 32), kv_lens consistent
   q           a tensor, bfloat16, (batch_size * q_seq_len, num_heads, 576), contiguous
@@ -22,8 +46,8 @@ What is checked (a new signature or a new plan):
               row stride >= the row width (a padded or sliced cache is fine, overlapping rows are not)
   indptrs     int32, (batch_size + 1,), contiguous (kernels read them as raw arrays)
   devices     every tensor on q's device
-  contents    (device sync) indptr[0] = 0, strictly increasing (no zero-length sequence), qo_indptr
-              steps of q_seq_len ending at q's rows, kv_indptr ending at the KV rows, every KV length
+  contents    indptr[0] = 0, strictly increasing (no zero-length sequence), qo_indptr steps of
+              q_seq_len ending at q's rows, kv_indptr ending at the KV rows, every KV length
               >= q_seq_len and equal to config['kv_lens'] (or kv_seq_len for a uniform batch), the
               fp8 scale finite and > 0
 
@@ -31,18 +55,18 @@ What is NOT checked: tensor values (NaN / inf in q or the cache, E8M0 scale byte
 indptr contents written behind torch's back (a kernel or DLPack writing the same memory: the
 version counter does not move), and calls made on a :class:`mla.backends.Plan` directly
 (``plan.run(data)`` is the lean call the harness's kernel mode times; validate with
-:func:`check_inputs` first). Inside a CUDA-graph capture the indptr contents are not read (no sync is
-allowed there); the sync-free checks still run.
+:func:`check_inputs` first). Inside a CUDA-graph capture the contents are neither read nor queued
+(no sync and no side stream are allowed there); the sync-free checks still run.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import torch
 
 from . import problem as P
-from .inputs import validate_data
+from .inputs import check_indptr_contents, validate_data
 
 _SEEN_PER_PLAN = 16  # validated signatures remembered per plan (check set + timing set + a few more)
 
@@ -118,24 +142,83 @@ def check_inputs(data, kv_format: str, *, deep: bool = True) -> None:
 
 
 def signature(data, kv_format: str) -> tuple:
-    """What a validated call depends on, read without a device sync. Raises (any exception) on a
-    malformed tuple; :class:`CallGuard` then runs the checks that name the problem."""
+    """``(structure, identity)``: what a validated call depends on, read without a device sync.
+    ``structure`` is what the sync-free checks look at (format, config lengths, and dtype, shape,
+    strides, device of every tensor read); ``identity`` the data pointers and the indptrs' version
+    counters. Raises (any exception) on a malformed tuple; :class:`CallGuard` then runs the checks
+    that name the problem."""
     cfg = data[4]
     kv_lens = cfg.get("kv_lens")
-    sig = [kv_format, cfg["batch_size"], cfg["num_heads"], cfg["q_seq_len"], cfg["kv_seq_len"],
-           None if kv_lens is None else tuple(kv_lens), data[2]._version, data[3]._version]
+    structure = [kv_format, cfg["batch_size"], cfg["num_heads"], cfg["q_seq_len"], cfg["kv_seq_len"],
+                 None if kv_lens is None else tuple(kv_lens)]
+    identity = [data[2]._version, data[3]._version]
     for t in _tensors(data, kv_format):
-        sig += (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device)
-    return tuple(sig)
+        structure += (t.dtype, t.shape, t.stride(), t.device)
+        identity.append(t.data_ptr())
+    return tuple(structure), tuple(identity)
+
+
+VALIDATE_MODES = ("auto", "full")
+_PENDING: deque = deque()  # queued contents checks of every plan, oldest first (see the module docstring)
+_SIDE_STREAMS: dict = {}
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+def _side_stream(device: torch.device):
+    if device not in _SIDE_STREAMS:
+        _SIDE_STREAMS[device] = torch.cuda.Stream(device)
+    return _SIDE_STREAMS[device]
+
+
+class _Pending:
+    """One queued contents check: the flag (host memory) is valid once ``event`` has completed."""
+
+    __slots__ = ("guard", "sig", "event", "flag", "qo", "kv", "scale", "q_rows", "total_kv", "config")
+
+    def done(self) -> bool:
+        return self.event is None or self.event.query()
+
+    def wait(self) -> None:
+        if self.event is not None:
+            self.event.synchronize()
+
+
+def collect_pending(wait: bool = False, earlier: bool = True) -> None:
+    """Raise the ValueError of the oldest queued contents check that failed, if any has finished
+    (``wait``: wait for the unfinished ones first; ``earlier``: the checks belong to earlier calls,
+    which the message says). Checks that passed are dropped. Not inside a CUDA-graph capture (event
+    queries are not allowed there): the next call outside it collects them."""
+    if _PENDING and _capturing():
+        return
+    while _PENDING:
+        p = _PENDING[0]
+        if not p.done():
+            if not wait:
+                return
+            p.wait()
+        _PENDING.popleft()
+        if bool(p.flag):
+            p.guard._fail(p, earlier)
+
+
+def wait_pending() -> None:
+    """Finish every queued contents check now (a sync); ValueError if one failed."""
+    collect_pending(wait=True)
 
 
 class CallGuard:
-    """Per-plan memory of validated input signatures (see the module docstring)."""
+    """Per-plan memory of validated input signatures and structures (see the module docstring)."""
 
     def __init__(self, kv_format: str):
         self.kv_format = kv_format
         self._seen: OrderedDict[tuple, None] = OrderedDict()
-        self.full_checks = 0  # how many times the inputs were checked fully (tests, the cost script)
+        self._structures: set = set()  # structures with one fully validated signature
+        self.canonical = None  # (qo_indptr, kv_indptr): device copies of the first validated ones
+        self.full_checks = 0  # synchronous full checks (tests, the cost and device scripts read these)
+        self.queued_checks = 0  # contents checks queued on the device instead
 
     def _remember(self, sig) -> None:
         self._seen[sig] = None
@@ -143,23 +226,93 @@ class CallGuard:
             self._seen.popitem(last=False)
 
     def admit(self, data) -> None:
-        """Full check of ``data`` (a new plan, or a signature not seen before), then remember it."""
-        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+        """Full check of ``data`` (a new plan, a new structure, or validate="full"), then remember it."""
+        capturing = _capturing()
         check_inputs(data, self.kv_format, deep=not capturing)
         self.full_checks += 1
         if not capturing:
-            self._remember(signature(data, self.kv_format))
+            sig = signature(data, self.kv_format)
+            self._remember(sig)
+            self._structures.add(sig[0])
+            if self.canonical is None:
+                self.canonical = (data[2].clone(), data[3].clone())
 
-    def __call__(self, data) -> None:
+    def __call__(self, data, validate: str = "auto"):
+        """Validate ``data`` for a call; returns the tuple the backend should run: ``data`` itself,
+        or (``validate="auto"``) ``data`` with the plan's canonical indptrs in place of the caller's."""
+        if _PENDING:
+            collect_pending(wait=True)  # an earlier call's queued check: its error comes first
         try:
             sig = signature(data, self.kv_format)
         except Exception:
             check_inputs(data, self.kv_format, deep=False)  # names the problem
             raise
+        if validate == "full":
+            if sig in self._seen:
+                self._seen.move_to_end(sig)
+            else:
+                self.admit(data)
+            return data
         if sig in self._seen:
             self._seen.move_to_end(sig)
-            return
-        self.admit(data)
+        elif sig[0] in self._structures and self.canonical is not None and self._queue(data, sig):
+            self._remember(sig)  # dropped again if the queued check fails
+        else:
+            self.admit(data)
+        return self.trusted(data)
+
+    def trusted(self, data):
+        """``data`` with the canonical indptrs (equal in value to the caller's once validated)."""
+        if self.canonical is None:
+            return data
+        return data[0], data[1], self.canonical[0], self.canonical[1], data[4]
+
+    def _queue(self, data, sig) -> bool:
+        """Queue the contents check of ``data`` on the device (no host read); False where it cannot be
+        queued (inside a CUDA-graph capture): the caller then checks synchronously."""
+        q, kv_data, qo, kv, cfg = data
+        scale = kv_data["fp8"][1] if self.kv_format == "fp8" else None
+        p = _Pending()
+        p.guard, p.sig, p.qo, p.kv, p.scale, p.config = self, sig, qo, kv, scale, cfg
+        p.q_rows, p.total_kv = q.shape[0], _tensors(data, self.kv_format)[1].shape[0]
+        if q.device.type == "cuda":
+            if _capturing():
+                return False
+            side = _side_stream(q.device)
+            side.wait_stream(torch.cuda.current_stream(q.device))  # the inputs' producers first
+            with torch.cuda.stream(side):
+                bad = self._bad(qo, kv, scale)
+                p.flag = torch.empty((), dtype=torch.bool, pin_memory=True)
+                p.flag.copy_(bad, non_blocking=True)
+                p.event = torch.cuda.Event()
+                p.event.record(side)
+        else:  # CPU (or another synchronous device): computed now, read when collected
+            p.flag, p.event = self._bad(qo, kv, scale), None
+        self.queued_checks += 1
+        _PENDING.append(p)
+        return True
+
+    def _bad(self, qo, kv, scale):
+        """A 0-d bool tensor on the inputs' device: True if the contents fail (device ops only)."""
+        bad = (qo != self.canonical[0]).any() | (kv != self.canonical[1]).any()
+        if scale is not None:  # finite and > 0 (NaN fails both comparisons)
+            bad = bad | ~((scale > 0) & (scale < float("inf"))).all()
+        return bad
+
+    def _fail(self, p: _Pending, earlier: bool) -> None:
+        """A queued check failed: forget its signature and raise the synchronous check's message."""
+        self._seen.pop(p.sig, None)
+        where = " (inputs of an earlier call, checked on the device: validate='auto')" if earlier else ""
+        try:
+            kv_lens = check_indptr_contents(p.qo.tolist(), p.kv.tolist(), p.q_rows, p.total_kv,
+                                            int(p.config["q_seq_len"]))
+            _check_config_lengths(p.config, kv_lens)
+            if p.scale is not None:
+                _check_fp8_scale({"fp8": (None, p.scale)})
+        except ValueError as e:
+            raise ValueError(f"{e}{where}") from None
+        raise ValueError("qo_indptr / kv_indptr differ from the ones config's lengths imply" + where)
 
 
-__all__ = ["CallGuard", "check_inputs", "check_layout", "signature"]
+__all__ = ["CallGuard", "VALIDATE_MODES", "check_inputs", "check_layout", "collect_pending", "signature",
+           "wait_pending"]

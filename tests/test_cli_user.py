@@ -240,7 +240,7 @@ def test_validation_cost_script_writes_its_csv(tmp_path):
     import pandas as pd
     df = pd.read_csv(out)
     assert list(df.case) == [TINY] and df.git_commit.iloc[0] and df.device.iloc[0]
-    for col in ("guard_hit_us", "sync_free_us", "full_check_us", "decode_us", "run_us"):
+    for col in ("guard_hit_us", "sync_free_us", "full_check_us", "queued_check_us", "decode_us", "run_us"):
         assert df[col].iloc[0] > 0, col
     assert df.guard_hit_us.iloc[0] < df.full_check_us.iloc[0]  # a known input is cheaper than a full check
 

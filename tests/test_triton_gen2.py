@@ -137,3 +137,39 @@ def test_default_falls_back_where_generation_2_cannot_take_the_request():
         sc[3, 5] = top
         plan = TritonDecodePlan((data[0], {"mxfp4": (packed, sc)}, *data[2:]), kv_format="mxfp4")
         assert plan.variant.name == expect, (top, plan.variant.name)
+
+
+def test_fused_reduce_default_rule_follows_campaign_3():
+    """fused_by_default: fused + balanced for generation 2's fp8 kernel at 2-8 splits of >= 1024
+    tokens (where campaign 3 measured it faster), the tile reduce everywhere else."""
+    from mla.kernels.triton.launch import fused_by_default
+
+    v75, v86, v28 = (VARIANTS[n] for n in ("v75_n64_w4_s3_sab_pvs_c2", "v86_n64_w4_s3_sab_pvs_c4_mxp",
+                                            "v28_n32_w4_s3_tr"))
+    # (splits, max KV length) of the leaderboard shapes -> measured winner
+    assert fused_by_default(v75, "fp8", 8, 8192) and fused_by_default(v75, "fp8", 4, 8192)  # bs32 / bs64-kv8192
+    assert not fused_by_default(v75, "fp8", 4, 1024)  # bs64-kv1024: a tie (38.2 vs 38.2 us): keep the tile reduce
+    assert not fused_by_default(v75, "fp8", 8, 1024)  # bs32-kv1024: fused +20%
+    assert not fused_by_default(v75, "fp8", 16, 1024) and not fused_by_default(v75, "fp8", 64, 8192)  # bs4
+    assert not fused_by_default(v75, "fp8", 1, 8192)  # one split: no reduce at all
+    assert not fused_by_default(v86, "mxfp4", 4, 8192) and not fused_by_default(v28, "bf16", 4, 8192)
+
+
+@pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
+def test_default_call_takes_the_rule_and_knobs_override_it(kv_format):
+    data = mla.generate_input(2, 1, 2048, seed=16, device=DEVICE)
+    # 2 splits of 1024 tokens: the rule's case for fp8; computed right (the one-launch path)
+    plan = run_checked(data, kv_format, None, num_splits=2)
+    want = kv_format == "fp8"
+    assert (plan.fused_reduce, plan.balanced, plan.config["launches"]) == (want, want, 1 if want else 2)
+    assert plan.config["fused_reduce"] is want and plan.config["balanced"] is want  # rows say what ran
+    # 4 splits of 512 tokens: tile reduce
+    short = TritonDecodePlan(data, kv_format=kv_format, num_splits=4)
+    assert (short.fused_reduce, short.balanced, short.launches) == (False, False, 2)
+    # a named variant or an explicit knob means exactly what it says
+    named = TritonDecodePlan(data, kv_format=kv_format, variant=GEN2_DEFAULT[kv_format], num_splits=2)
+    assert not named.fused_reduce and named.launches == 2
+    off = TritonDecodePlan(data, kv_format=kv_format, num_splits=2, fused_reduce=False)
+    assert not off.fused_reduce and not off.balanced
+    on = TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True)
+    assert on.fused_reduce and not on.balanced and on.launches == 1

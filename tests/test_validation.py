@@ -168,13 +168,125 @@ def test_guard_checks_each_new_input_once_and_catches_in_place_writes():
     for _ in range(5):
         mla.decode(data, backend="torch", kv_format="fp8")
     assert guard.full_checks == 1  # the same tensors: the signature matched, nothing re-read
-    other = good()  # same shape, new tensors: one full check, right answer
+    other = good()  # same shape, new tensors: contents checked on the device, no full check
     assert torch.equal(mla.decode(other, backend="torch", kv_format="fp8"), out)
-    assert guard.full_checks == 2
+    assert (guard.full_checks, guard.queued_checks) == (1, 1)
     data[3][1] = 0  # written in place through torch: the version counter moves
     with pytest.raises(ValueError, match="zero-length sequence"):
         mla.decode(data, backend="torch", kv_format="fp8")
+    with pytest.raises(ValueError, match="zero-length sequence"):  # and again: a failed check is not remembered
+        mla.decode(data, backend="torch", kv_format="fp8")
     assert len(_plans) == 1
+
+
+def test_validate_full_checks_every_new_input_synchronously():
+    """validate="full" is the behaviour before issue 10: new tensors = one full check each."""
+    data = good()
+    p = mla.plan(data, backend="torch", kv_format="fp8", validate="full")
+    guard = call_guard(p)
+    for _ in range(3):
+        mla.decode(good(), backend="torch", kv_format="fp8", validate="full")
+    assert (guard.full_checks, guard.queued_checks) == (4, 0)
+    with pytest.raises(ValueError, match="validate must be one of"):
+        mla.decode(data, backend="torch", kv_format="fp8", validate="off")
+
+
+def _count_host_reads(monkeypatch, tensors_of):
+    """Count host reads (tolist / item / int / float / bool) of the tensors ``tensors_of()`` names,
+    and calls of the synchronous contents check; on a GPU each would be a device sync."""
+    counts = {"reads": 0, "contents": 0, "on": True}
+    for name in ("tolist", "item", "__int__", "__float__", "__bool__", "__index__"):
+        orig = getattr(torch.Tensor, name)
+
+        def counting(self, *a, _orig=orig, **k):
+            if counts["on"] and any(self.data_ptr() == t.data_ptr() for t in tensors_of()):
+                counts["reads"] += 1
+            return _orig(self, *a, **k)
+        monkeypatch.setattr(torch.Tensor, name, counting)
+    orig_contents = mla.validate.check_indptr_contents
+
+    def contents(*a, **k):
+        counts["contents"] += counts["on"]
+        return orig_contents(*a, **k)
+    monkeypatch.setattr(mla.validate, "check_indptr_contents", contents)
+    monkeypatch.setattr(mla.inputs, "check_indptr_contents", contents)
+    return counts
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8", "mxfp4"])
+def test_fresh_inputs_are_not_read_on_the_host_in_steady_state(backend, kv_format, monkeypatch):
+    """eval.py's leaderboard loop: new input tensors before every call (the previous set alive until
+    the next exists). After the plan's first, full check, no call reads an input tensor on the host
+    (on a GPU: no device sync); validate="full" reads every new set (so the counter can fail)."""
+    current = []
+
+    def inputs():
+        return [t for d in current for t in (d[2], d[3], d[1]["fp8"][1])]
+
+    data = good()
+    mla.decode(data, backend=backend, kv_format=kv_format)
+    counts = _count_host_reads(monkeypatch, inputs)
+    guard = call_guard(mla.plan(data, backend=backend, kv_format=kv_format))
+    for i in range(6):
+        current[:] = [mla.generate_input(2, 1, 64, seed=100 + 13 * i)]
+        counts["on"] = True
+        out = mla.decode(current[0], backend=backend, kv_format=kv_format)
+        counts["on"] = False  # the reference inside mla.check reads the indptrs itself
+        assert mla.check(current[0], out)[0]
+    assert counts == {"reads": 0, "contents": 0, "on": False}
+    assert guard.full_checks == 1 and guard.queued_checks >= 6
+    current[:] = [mla.generate_input(2, 1, 64, seed=999)]
+    counts["on"] = True
+    mla.decode(current[0], backend=backend, kv_format=kv_format, validate="full")
+    assert counts["contents"] == 1 and counts["reads"] >= 2  # the old path: qo / kv indptr read on the host
+
+
+def test_a_queued_check_still_running_raises_on_the_next_call(monkeypatch):
+    """On a GPU the queued check usually finishes after the call returns: then the next guarded call
+    (of any plan) waits for it and raises, before doing anything else. Simulated on CPU."""
+    from mla.validate import _Pending
+
+    waited = []
+    monkeypatch.setattr(_Pending, "done", lambda self: bool(waited))
+    monkeypatch.setattr(_Pending, "wait", lambda self: waited.append(1))
+    data = good()
+    mla.decode(data, backend="torch", kv_format="bf16")
+    bad = replace(data, kvp=ptr(0, 100, 128))
+    mla.decode(bad, backend="torch", kv_format="bf16")  # the check is queued, not finished: returns
+    assert not waited
+    with pytest.raises(ValueError, match=r"kv_indptr gives batch element 0 100 KV tokens.*earlier call"):
+        mla.decode(good(), backend="torch", kv_format="fp8")  # another plan: its first call reports it
+    assert waited
+    assert not mla.validate._PENDING
+    out = mla.decode(data, backend="torch", kv_format="bf16")  # the error was reported once
+    assert mla.check(data, out)[0]
+
+
+@pytest.mark.skipif(ON_CPU, reason="needs a GPU (torch.cuda.set_sync_debug_mode)")
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_gpu_fresh_inputs_cause_no_device_sync(backend):
+    """The steady-state default call on new tensors every call performs no synchronizing CUDA op
+    (torch's sync debug mode raises on one); a bad indptr still raises, at the latest on the next call."""
+    def make(seed):
+        return mla.generate_input(4, 1, 1024, seed=seed, device="cuda")
+
+    mla.decode(make(0), backend=backend, kv_format="fp8")
+    fresh = [make(13 * i) for i in range(1, 6)]
+    bad = make(99)
+    bad[3][1] += 7
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for d in fresh:
+            mla.decode(d, backend=backend, kv_format="fp8")
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    for d in fresh:
+        assert mla.check(d, mla.decode(d, backend=backend, kv_format="fp8"))[0]
+    with pytest.raises(ValueError, match="kv_indptr gives batch element 0 1031 KV tokens"):
+        mla.decode(bad, backend=backend, kv_format="fp8")
+        mla.decode(fresh[0], backend=backend, kv_format="fp8")
 
 
 @pytest.mark.skipif("triton" not in BACKENDS, reason="needs triton in the interpreter (CPU, TRITON_INTERPRET=1)")

@@ -4,8 +4,9 @@ Backends live one per module and are imported lazily, so a machine without trito
 aiter can still list them and say why they are unavailable.
 
 Every input goes through :mod:`mla.validate` here, for every backend: fully when a plan is built,
-and per call through the plan's :class:`mla.validate.CallGuard` (sync-free checks; indptr contents
-again when the input tensors change). ``Plan.run`` itself stays the lean, unchecked call.
+and per call through the plan's :class:`mla.validate.CallGuard` (``validate="auto"``: no host read
+of device memory once a plan has validated inputs of the same structure; ``"full"``: every new set
+of tensors checked synchronously). ``Plan.run`` itself stays the lean, unchecked call.
 
 ``mla.list_backends()`` lists the backends. This module is also callable (``mla.backends()``, the
 name the function had before it was renamed) so old code keeps working; ``mla.backends`` is this
@@ -65,11 +66,20 @@ def shape_key(data) -> tuple:
             int(config["kv_seq_len"]), int(config["q_seq_len"]), config.get("kv_lens"))
 
 
-def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", **config) -> Plan:
+def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", validate: str = "auto",
+         **config) -> Plan:
     """The cached plan for this backend, formats, config and input shape (built on first use).
 
     ``data`` is validated (ValueError naming the problem): fully when the plan is built, and on a
-    cache hit as :func:`decode` does per call (see mla/validate.py for what is checked when)."""
+    cache hit as :func:`decode` does per call (``validate``: "auto" or "full"; mla/validate.py says
+    what is checked when)."""
+    return _guarded(data, backend, kv_format, q_format, validate, config)[0]
+
+
+def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan, tuple]:
+    """(plan, the tuple to run it on) after this call's validation."""
+    if validate not in _validate.VALIDATE_MODES:
+        raise ValueError(f"validate must be one of {_validate.VALIDATE_MODES}, got {validate!r}")
     try:
         key = (backend, kv_format, q_format, tuple(sorted(config.items())), shape_key(data))
     except Exception:  # a malformed tuple or config: say what is wrong instead of a bare KeyError
@@ -78,20 +88,27 @@ def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", 
     hit = _plans.get(key)
     if hit is not None:
         p, guard = hit
-        guard(data)
-        return p
+        return p, guard(data, validate)
     b = get_backend(backend)
     b.check_request(data, kv_format, q_format)  # names, availability, device type
+    _validate.collect_pending(wait=True)  # an earlier call's queued check: its error comes first
     guard = _validate.CallGuard(kv_format)
     guard.admit(data)
     p = b.plan(data, kv_format=kv_format, q_format=q_format, **config)
     _plans[key] = (p, guard)
-    return p
+    return p, data
 
 
-def decode(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", **config):
-    """MLA decode of ``data`` (from :func:`mla.generate_input`) -> ``(total_q, H, 512)`` bf16."""
-    return plan(data, backend=backend, kv_format=kv_format, q_format=q_format, **config).run(data)
+def decode(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", validate: str = "auto",
+           **config):
+    """MLA decode of ``data`` (from :func:`mla.generate_input`) -> ``(total_q, H, 512)`` bf16.
+    ``validate``: "auto" (default: no device sync once inputs of this structure were validated) or
+    "full" (every new set of input tensors read and checked on the host: one sync each)."""
+    p, run_on = _guarded(data, backend, kv_format, q_format, validate, config)
+    out = p.run(run_on)
+    if _validate._PENDING:
+        _validate.collect_pending(earlier=False)  # finished already (always on CPU): this call raises, not the next
+    return out
 
 
 def clear_plans() -> None:

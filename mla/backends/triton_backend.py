@@ -4,11 +4,14 @@ Config keys (all optional):
   variant      a name from mla.kernels.triton.VARIANTS (default per KV format: DEFAULT_VARIANT)
   num_splits   int in [1, 64], "auto" (heuristic from batch, KV length, SM count) or "race"
                (time candidates on these inputs; needs CUDA)
-  graph        "auto" (default): on CUDA, replay a CUDA graph for input addresses seen before, plain
-               launch for new ones (never a stale graph, never a capture for inputs made fresh every
-               call); True: capture on first sight; False: always launch
+  graph        "auto" (default): on CUDA, plain launches; a CUDA graph captured when the same input
+               addresses come on two consecutive calls and replayed for them after (never a stale
+               graph, never a capture for inputs made fresh every call, also when the allocator hands
+               address sets back in turn); True: capture on first sight; False: always launch
   split_table  CSV of saved race decisions consulted by "auto" before the heuristic
-  fused_reduce True/False: override the variant's fused split reduce (one launch per call)
+  fused_reduce True/False: override the variant's fused split reduce (one launch per call); with no
+               variant named and neither knob given, the default call takes fused + balanced where
+               campaign 3 measured it faster (launch.fused_by_default: fp8, 2-8 splits of >= 1024 tokens)
   balanced     True/False: override the variant's balanced work list (needs fused_reduce)
   partial_dtype "fp32" / "bf16": partial O precision (bf16 needs fused_reduce)
 

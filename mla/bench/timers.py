@@ -104,12 +104,14 @@ def time_events(fn: Callable[[], object], rule: StoppingRule, *, flush: L2Flush 
 
 
 def time_fresh(make_data: Callable[[int], object], fn: Callable[[object], object], rule: StoppingRule, *,
-               flush: L2Flush, verify: Callable[[object, object], None] | None = None,
+               flush: L2Flush | None, verify: Callable[[object, object], None] | None = None,
                warmup: int = 1) -> list[float]:
     """fresh: ``make_data(i)`` builds repeat i's inputs (i = 1, 2, ...; the caller maps i to a seed),
     then synchronize, flush (not waited for: eval.py's order), events around ``fn(data)``;
     ``verify(data, out)`` runs after the events, outside the timed region. The previous inputs are
-    released only once the next exist (eval.py rebinds ``data``), so address sets alternate."""
+    released only once the next exist (eval.py rebinds ``data``), so address sets alternate.
+    ``flush=None``: CPU tensors, perf_counter around the call (the same loop, so scripts built on it
+    run in CI; the harness's 'fresh' mode itself is GPU-only)."""
     count = [0]
     held = [None]
 
@@ -117,17 +119,24 @@ def time_fresh(make_data: Callable[[int], object], fn: Callable[[object], object
         count[0] += 1
         data = make_data(count[0])
         held[0] = data  # now the previous repeat's inputs are released
-        torch.cuda.synchronize()
-        flush.flush()
-        start.record()
-        out = fn(data)
-        end.record()
-        end.synchronize()
+        if flush is None:
+            t0 = time.perf_counter()
+            out = fn(data)
+            dt = (time.perf_counter() - t0) * 1e6
+        else:
+            torch.cuda.synchronize()
+            flush.flush()
+            start.record()
+            out = fn(data)
+            end.record()
+            end.synchronize()
+            dt = start.elapsed_time(end) * 1e3
         if verify is not None:
             verify(data, out)
-        return start.elapsed_time(end) * 1e3
+        return dt
 
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if flush is not None:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(warmup):
         one(False)
     return collect(lambda: one(True), rule, time.perf_counter)

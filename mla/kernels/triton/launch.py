@@ -8,11 +8,10 @@ tensors). ``run`` launches one kernel (``num_splits == 1``, or a ``fused_reduce`
 (split + LSE reduce). CUDA graphs (``graph=``): a graph replays the pointers it captured, so the
 cache is keyed on every input ``data_ptr`` and stride, and stale inputs are never replayed.
 
-- ``graph="auto"`` (the default): plain launch the first time an address set is seen, capture on
-  its second sighting, replay from then on (:class:`GraphAutoPolicy`). Inputs made fresh every call
-  (the leaderboard's harness) launch plainly and never pay a capture, unless the allocator hands
-  the same addresses back - then the replay is as correct as a launch (the graph reads the new
-  contents) and cheaper.
+- ``graph="auto"`` (the default): plain launches, a capture when the same address set comes on two
+  consecutive calls (a fixed-input loop), replay from then on (:class:`GraphAutoPolicy`). Inputs
+  made fresh every call (the leaderboard's harness) launch plainly and never pay a capture, also
+  when the allocator hands earlier address sets back in turn (A B A B ...).
 - ``graph=True``: capture on first sight (up to :data:`MAX_GRAPHS` address sets, then launch).
 - ``graph=False``: always launch.
 
@@ -26,7 +25,7 @@ from __future__ import annotations
 import csv
 import os
 import time
-from collections import OrderedDict
+from collections import deque
 from pathlib import Path
 
 import torch
@@ -109,6 +108,25 @@ def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, nu
     return max(1, min(want, by_length, MAX_SPLITS))
 
 
+# The default call's reduce (issue 10, campaign 3; the table is in docs/notes-triton.md, "Fused or
+# tile reduce by default"): the one-launch fused reduce (+ balanced work list) beat the separate
+# tile reduce only on generation 2's fp8 kernel with few, long splits (bs32-kv8192 8 x 1024 tokens:
+# 91.0 -> 80.4 us; bs64-kv8192 4 x 2048: 157.9 -> 129.6 us). It lost wherever one program merges
+# many or short partials (bs4, 16-64 splits: 1.4-3.3x; bs32-kv1024, 8 x 128 tokens: +18-26%) and
+# never won for bf16 (v28) or MXFP4 (v86), at any split count.
+FUSED_DEFAULT_FORMATS = ("fp8",)
+FUSED_DEFAULT_MAX_SPLITS = 8
+FUSED_DEFAULT_MIN_SPLIT_TOKENS = 1024
+
+
+def fused_by_default(variant: Variant, kv_format: str, num_splits: int, max_kv_len: int) -> bool:
+    """Whether the default call (no variant named, fused_reduce / balanced not given) turns on the
+    fused reduce and the balanced work list on top of the default variant's kernel; see above."""
+    return (variant.family == "swapab" and kv_format in FUSED_DEFAULT_FORMATS
+            and 2 <= num_splits <= FUSED_DEFAULT_MAX_SPLITS
+            and max_kv_len // num_splits >= FUSED_DEFAULT_MIN_SPLIT_TOKENS)
+
+
 def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int = MIN_SPLIT_TOKENS_TILE_REDUCE,
                       max_splits: int = MAX_SPLITS) -> tuple[int, list[tuple[int, int, int]]]:
     """The balanced work list: ``(chunk, [(batch element, split, splits of that element), ...])``.
@@ -140,26 +158,38 @@ def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int =
 
 class GraphAutoPolicy:
     """When ``graph="auto"`` replays, captures or launches (pure Python, so it is tested on CPU).
-    ``decide(key)``: 'replay' for an address set that has a graph; 'capture' on the second sighting
-    of one (it repeats: the graph will pay; capture is ~10x a launch), while fewer than ``max_graphs``
-    are held; else 'launch', remembering the key (the last ``memory`` keys). Inputs that are new
-    every call therefore always launch and never pay a capture."""
+    ``decide(key)`` is asked on every call of the plan (key = the input address set):
 
-    def __init__(self, max_graphs: int = MAX_GRAPHS, memory: int = 64):
-        self.max_graphs, self.memory = max_graphs, memory
+    - 'replay'  the key has a graph;
+    - 'capture' the key is also the previous call's key (the same addresses on consecutive calls:
+                a fixed-input loop, where the replays that follow repay the capture), fewer than
+                ``max_graphs`` graphs are held, and the recent calls are not in the fresh-input regime;
+    - 'launch'  otherwise.
+
+    Why consecutive: a capture costs ~10x a launch plus torch's ``synchronize()`` and ``gc.collect()``
+    on entering the capture, inside the call. With fresh inputs every call and the previous set alive
+    until the next exists (eval.py), the caching allocator hands back alternating address sets
+    (A B A B ...); a second-sighting rule captured each of them inside a timed call (campaign 3).
+    There the replays cannot repay it: eval.py's timing hides host cost behind its L2 flush, so a
+    replay saves at most the gap between two kernels (~1-2 us) while one capture costs milliseconds.
+    Fresh-input regime: more than ``max_graphs`` distinct keys among the last ``window`` calls; no
+    capture then even for a key that repeats. Graphs are never evicted (no evict-and-recapture)."""
+
+    def __init__(self, max_graphs: int = MAX_GRAPHS, window: int | None = None):
+        self.max_graphs = max_graphs
         self.graphs: dict = {}
-        self.seen: OrderedDict = OrderedDict()
+        self.recent: deque = deque(maxlen=window or 2 * max_graphs)
+
+    def fresh_regime(self) -> bool:
+        return len(set(self.recent)) > self.max_graphs
 
     def decide(self, key) -> str:
+        prev = self.recent[-1] if self.recent else None
+        self.recent.append(key)
         if key in self.graphs:
             return "replay"
-        if key in self.seen and len(self.graphs) < self.max_graphs:
-            del self.seen[key]
+        if key == prev and len(self.graphs) < self.max_graphs and not self.fresh_regime():
             return "capture"
-        self.seen[key] = True
-        self.seen.move_to_end(key)
-        while len(self.seen) > self.memory:
-            self.seen.popitem(last=False)
         return "launch"
 
 
@@ -223,6 +253,9 @@ class TritonDecodePlan:
                  fused_reduce: bool | None = None, balanced: bool | None = None,
                  partial_dtype: str | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
+        # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
+        # or an explicit knob means exactly what it says
+        reduce_by_rule = variant is None and fused_reduce is None and balanced is None
         if kv_format not in KV_FORMAT_CODE:
             raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
         if q_format not in Q_FORMAT_CODE:
@@ -299,6 +332,8 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
+        if reduce_by_rule and fused_by_default(self.variant, kv_format, self.num_splits, self.max_kv_len):
+            self.fused_reduce = self.balanced = True
         self.chunk_tokens = 0
         self.work = None
         if self.balanced:  # the schedule spreads the programs over the elements by length
@@ -362,6 +397,7 @@ class TritonDecodePlan:
         self._graphs: dict[tuple, torch.cuda.CUDAGraph] = {}
         self._auto = GraphAutoPolicy()
         self._auto.graphs = self._graphs
+        self.call_paths = {"launch": 0, "capture": 0, "replay": 0}  # what run() did (the device script reports it)
         self.outputs = [self.out]
         self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
         self.config = dict(variant=self.variant.name, num_splits=self.num_splits, heads_per_prog=hp,
@@ -462,19 +498,18 @@ class TritonDecodePlan:
         if self.graph_mode is None or torch.cuda.is_current_stream_capturing():
             # inside someone else's capture (the harness's kernel timer) launch plainly: the outer
             # graph then holds the kernels themselves
+            self.call_paths["launch"] += 1
             return self.launch(data)
         key = self._ptr_key(data)
-        g = self._graphs.get(key)
-        if g is None:
-            if self.graph_mode == "auto":
-                action = self._auto.decide(key)
-                if action == "launch":
-                    return self.launch(data)
-                g = self._capture(data, key, warm=False)  # its first sighting launched (compiled) it
-            elif len(self._graphs) >= MAX_GRAPHS:  # addresses keep changing: graphs no longer pay
-                return self.launch(data)
-            else:
-                g = self._capture(data, key)
+        if self.graph_mode == "auto":
+            action = self._auto.decide(key)
+        else:  # graph=True: capture on first sight while graphs pay (at most MAX_GRAPHS address sets)
+            action = "replay" if key in self._graphs else "capture" if len(self._graphs) < MAX_GRAPHS else "launch"
+        self.call_paths[action] += 1
+        if action == "launch":
+            return self.launch(data)
+        # graph="auto" captures a key the previous call launched (compiled) already: no warm-up launch
+        g = self._graphs[key] if action == "replay" else self._capture(data, key, warm=self.graph_mode is True)
         g.replay()
         return self.out
 
