@@ -68,12 +68,15 @@ if gl is not None:
             n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
                              HEADS_PER_PROG, layout) / s1[:, None]
             hi = n.to(gl.float8e4nv)
-            lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
+            # hi is stored before it is converted back: triton 3.6 miscompiles the residual when the
+            # fp8 -> fp32 round trip precedes the store (H200, scripts/probes/gluon36_fp8_roundtrip.py)
             if QK_PAIRS:
+                lo_smem.store(hi)  # (lo_smem is a [R, 64] scratch buffer here)
+                lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
                 hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
             else:
                 hi_smem.index(c).store(hi)
-                lo_smem.index(c).store(lo)
+                lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
 
     @gluon.jit
     def _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
@@ -312,7 +315,7 @@ if gl is not None:
                   gl.allocate_shared_memory(gl.float8e4nv, [STAGES, BLOCK_N, 64], k_sl))
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # QK_PAIRS: both terms, interleaved
         if QK_PAIRS:
-            q_lo = q_hi
+            q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)  # scratch for hi (see _store_q_terms)
         else:
             q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], qlo_sl)
         if not PV_REG:
