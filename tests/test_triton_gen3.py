@@ -132,3 +132,17 @@ def test_many_splits_and_a_long_sequence(variant):
     data = mla.generate_input(2, 1, 8192, seed=7, device="cuda")
     _checked(data, variant, 64)
     _checked(data, variant, 1)
+
+
+def test_default_on_hopper_is_generation_3_and_long_programs_take_register_pv():
+    from mla.kernels.triton.variants import HOPPER_DEFAULT, HOPPER_LONG, default_variant, hopper_long_variant
+
+    assert default_variant("fp8", "bf16", hopper_gluon=True) == HOPPER_DEFAULT["fp8"]
+    assert default_variant("fp8", "bf16", hopper_gluon=False) == "v75_n64_w4_s3_sab_pvs_c2"  # portable
+    assert default_variant("fp8", "fp8", hopper_gluon=True) != HOPPER_DEFAULT["fp8"]  # quantized Q: gen 1
+    long_name, min_tokens = HOPPER_LONG["fp8"]
+    assert hopper_long_variant(HOPPER_DEFAULT["fp8"], "fp8", min_tokens) == long_name
+    assert hopper_long_variant(HOPPER_DEFAULT["fp8"], "fp8", min_tokens - 1) is None
+    assert hopper_long_variant("v75_n64_w4_s3_sab_pvs_c2", "fp8", 10 ** 6) is None  # a named variant stays
+    a, b = VARIANTS[HOPPER_DEFAULT["fp8"]], VARIANTS[long_name]
+    assert (a.block_n, a.num_warps, a.heads_per_prog) == (b.block_n, b.num_warps, b.heads_per_prog)  # same splits
