@@ -69,7 +69,7 @@ def test_sm90_wgmma_loop_from_a_real_compile():
     assert loop.mix["wgmma"] == 4 and loop.mix["mma"] == 0
     assert loop.wgmma_smem_bytes in (4 * 64 * 32, 4 * 128 * 32)
     assert loop.smem_write_bytes >= 2 * 64 * 64 * 2 // 4  # each warp's share of the two tiles, stored or copied in
-    assert loop.per_token(4, 64)["warp_instr_per_token"] == pytest.approx(loop.mix["instructions"] / 16, abs=0.005)  # 2 decimals
+    assert loop.per_token(4, 64)["warp_instr_per_token"] == pytest.approx(loop.mix["instructions"] / 16, abs=0.0051)  # 2 decimals
 
 
 def test_variant_names_and_merge(tmp_path):
