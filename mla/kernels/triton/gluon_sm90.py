@@ -8,15 +8,19 @@ let us choose the shared-memory layout of V or when a wgmma is waited for; Gluon
 keeps generation 2's math and changes only what the measurements named:
 
     per 64-token tile (one warpgroup, 4 warps):
-    1. cp.async the fp8 tile (4 latent chunks [64, 128] + the rope chunk [64, 64]) STAGES - 1 tiles
-       ahead into NVMMA-swizzled shared memory (multi-stage ring; no register round trip);
-    2. S^T [64, R] = K @ Q_hi^T and K @ Q_lo^T on QGMMA e4m3, K straight from the tile (Q as fp8
-       hi + lo with one scale each per row, built once per program, as generation 2);
+    1. cp.async the fp8 tile (8 latent chunks [64, 64] + the rope chunk) STAGES - 1 tiles ahead into
+       NVMMA-swizzled shared memory (multi-stage ring; no register round trip);
+    2. S^T [64, R] = K @ Q^T on QGMMA e4m3, K straight from the tile, Q as fp8 hi + lo with one scale
+       per row built once per program: two N = R accumulators, or (QK_PAIRS) one N = 2R operand with
+       the terms in adjacent columns (K read once);
     3. softmax down the token axis; P^T [64, R] to shared memory as fp16 (PV's B operand);
-    4. V converted fp8 -> fp16 ONCE, 16 bytes per thread per load (vector LDS, F2FP pairs, vector
-       STS) into a swizzled fp16 tile that HGMMA reads MN-major (V^T as the A operand: no transpose
-       in registers, no byte loads);
-    5. acc^T [512, R] += V^T P^T on HGMMA, left in flight while the next tile's QK^T is issued.
+    4. PV, acc^T [512, R] += V^T P^T on fp16 HGMMA, with V converted from fp8 once, either
+       V_SLOTS = 8: into a whole fp16 tile in shared memory read MN-major (PV one tile behind QK),
+       V_SLOTS = 2 / 4: through a ring of 64-dim fp16 slices (small enough for two CTAs per SM), or
+       PV_REG: straight into registers as the MMA's A operands - the latent dims relabelled so one
+       16-byte load per token is each thread's fragment (_v_fragments); the epilogue stores each
+       row of acc^T at its dim (_slice_dims).
+Measured variants v91-v98 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged. Not supported here (the
@@ -231,21 +235,51 @@ if gl is not None:
         return warpgroup_mma(v_slot.permute((1, 0)), p_smem, acc, is_async=True)
 
     @gluon.jit
+    def _pv_tile(v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7):
+        """PV of a whole tile from the fp16 V tile (V_SLOTS = 8): the 8 slices issued, left in flight."""
+        a0 = _pv_slice(a0, v16.index(0), p_smem)
+        a1 = _pv_slice(a1, v16.index(1), p_smem)
+        a2 = _pv_slice(a2, v16.index(2), p_smem)
+        a3 = _pv_slice(a3, v16.index(3), p_smem)
+        a4 = _pv_slice(a4, v16.index(4), p_smem)
+        a5 = _pv_slice(a5, v16.index(5), p_smem)
+        a6 = _pv_slice(a6, v16.index(6), p_smem)
+        a7 = _pv_slice(a7, v16.index(7), p_smem)
+        return a0, a1, a2, a3, a4, a5, a6, a7
+
+    @gluon.jit
     def _convert_v(src, v16, dst, layout: gl.constexpr):
         """V slice = fp8 -> fp16 once: 16-byte loads, pair converts, 32-byte stores."""
         v16.index(dst).store(src.load(layout).to(gl.float16))
 
     @gluon.jit
-    def _ring_slice(i: gl.constexpr, acc, k_smem, stage, v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7,
+    def _ring_slice(i: gl.constexpr, k_smem, stage, v16, p_smem, a0, a1, a2, a3, a4, a5, a6, a7,
                     V_SLOTS: gl.constexpr, layout: gl.constexpr):
-        """V ring (V_SLOTS < 8): wait until slice i - V_SLOTS has left its slot, convert slice i into
-        it, make it visible to the async proxy, issue its PV."""
+        """V ring (V_SLOTS < 8), slice i: wait until slice i - V_SLOTS has left its slot, convert slice i
+        into it, make it visible to the async proxy, issue its PV (left in flight) on accumulator i."""
         if i >= V_SLOTS:
             a0, a1, a2, a3, a4, a5, a6, a7 = warpgroup_mma_wait(num_outstanding=V_SLOTS - 1,
                                                                 deps=(a0, a1, a2, a3, a4, a5, a6, a7))
         _convert_v(_chunk(k_smem, stage, i), v16, i % V_SLOTS, layout)
         fence_async_shared()
         _cta_barrier()
+        v = v16.index(i % V_SLOTS)
+        if i == 0:
+            a0 = _pv_slice(a0, v, p_smem)
+        elif i == 1:
+            a1 = _pv_slice(a1, v, p_smem)
+        elif i == 2:
+            a2 = _pv_slice(a2, v, p_smem)
+        elif i == 3:
+            a3 = _pv_slice(a3, v, p_smem)
+        elif i == 4:
+            a4 = _pv_slice(a4, v, p_smem)
+        elif i == 5:
+            a5 = _pv_slice(a5, v, p_smem)
+        elif i == 6:
+            a6 = _pv_slice(a6, v, p_smem)
+        else:
+            a7 = _pv_slice(a7, v, p_smem)
         return a0, a1, a2, a3, a4, a5, a6, a7
 
     @gluon.jit
@@ -261,7 +295,9 @@ if gl is not None:
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
-        BLOCK_M = R, the padded row count (16); BLOCK_N must be 64 (warpgroup MMA's M).
+        BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
+        BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
+        QK_PAIRS and PV_REG.
         V_SLOTS = 8: the whole fp16 V tile (64 KB) in shared memory, PV one tile behind QK; 2 or 4: a
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
@@ -367,14 +403,8 @@ if gl is not None:
             n0 = start + j * BLOCK_N
             stage = j % STAGES
             if V_SLOTS == 8 and not PV_REG:  # PV of tile j - 1, from the V tile and P^T stored last iteration
-                acc0 = _pv_slice(acc0, v16.index(0), p_smem)
-                acc1 = _pv_slice(acc1, v16.index(1), p_smem)
-                acc2 = _pv_slice(acc2, v16.index(2), p_smem)
-                acc3 = _pv_slice(acc3, v16.index(3), p_smem)
-                acc4 = _pv_slice(acc4, v16.index(4), p_smem)
-                acc5 = _pv_slice(acc5, v16.index(5), p_smem)
-                acc6 = _pv_slice(acc6, v16.index(6), p_smem)
-                acc7 = _pv_slice(acc7, v16.index(7), p_smem)
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_tile(
+                    v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7)
             # the tile STAGES - 1 ahead goes into the stage every warp finished reading last
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
             _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
@@ -418,41 +448,15 @@ if gl is not None:
                 fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
             else:  # slice by slice through the ring; everything waited for before the next tile
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    0, acc0, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc0 = _pv_slice(acc0, v16.index(0 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    1, acc1, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc1 = _pv_slice(acc1, v16.index(1 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    2, acc2, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc2 = _pv_slice(acc2, v16.index(2 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    3, acc3, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc3 = _pv_slice(acc3, v16.index(3 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    4, acc4, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc4 = _pv_slice(acc4, v16.index(4 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    5, acc5, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc5 = _pv_slice(acc5, v16.index(5 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    6, acc6, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc6 = _pv_slice(acc6, v16.index(6 % V_SLOTS), p_smem)
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                    7, acc7, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS, kv_blk)
-                acc7 = _pv_slice(acc7, v16.index(7 % V_SLOTS), p_smem)
+                for i in gl.static_range(8):
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
+                        i, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS,
+                        kv_blk)
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                     num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
-        if V_SLOTS == 8 and not PV_REG:
-            acc0 = _pv_slice(acc0, v16.index(0), p_smem)
-            acc1 = _pv_slice(acc1, v16.index(1), p_smem)
-            acc2 = _pv_slice(acc2, v16.index(2), p_smem)
-            acc3 = _pv_slice(acc3, v16.index(3), p_smem)
-            acc4 = _pv_slice(acc4, v16.index(4), p_smem)
-            acc5 = _pv_slice(acc5, v16.index(5), p_smem)
-            acc6 = _pv_slice(acc6, v16.index(6), p_smem)
-            acc7 = _pv_slice(acc7, v16.index(7), p_smem)
+        if V_SLOTS == 8 and not PV_REG:  # the last tile's PV
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_tile(
+                v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7)
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                 num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
         async_copy.wait_group(0)
