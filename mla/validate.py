@@ -222,7 +222,7 @@ class CallGuard:
         self.canonical = None  # (qo_indptr, kv_indptr): device copies of the first validated ones
         self.full_checks = 0  # synchronous full checks (tests, the cost and device scripts read these)
         self.queued_checks = 0  # contents checks queued on the device instead
-        self._ring = None  # (pinned flags, events) for queued checks, made on the first one
+        self._ring = None  # (pinned flags, events) for queued checks, made at the first full check on CUDA
 
     def _remember(self, sig) -> None:
         self._seen[sig] = None
