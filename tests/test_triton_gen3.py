@@ -146,3 +146,12 @@ def test_default_on_hopper_is_generation_3_and_long_programs_take_register_pv():
     assert hopper_long_variant("v75_n64_w4_s3_sab_pvs_c2", "fp8", 10 ** 6) is None  # a named variant stays
     a, b = VARIANTS[HOPPER_DEFAULT["fp8"]], VARIANTS[long_name]
     assert (a.block_n, a.num_warps, a.heads_per_prog) == (b.block_n, b.num_warps, b.heads_per_prog)  # same splits
+
+
+def test_v99_stores_whole_rows_where_v98_scatters():
+    """v99 undoes v98's dim relabelling in registers: its partial / output stores are vectors
+    (STG.E.128 / .64), v98's one element each (static; v99 is not yet measured on a GPU)."""
+    _, v98 = _sass("v98_n64_w4_s2_gl_pvr_qp", num_splits=4)
+    _, v99 = _sass("v99_n64_w4_s2_gl_pvr_qp_en", num_splits=4)
+    assert len(re.findall(r"STG\.E\.128", v99)) >= 16 and not re.findall(r"STG\.E\.128", v98)
+    assert len(re.findall(r"\bSTG\.E\b(?!\.)", v98)) >= 64

@@ -291,7 +291,7 @@ if gl is not None:
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
-        PV_REG: gl.constexpr = False,
+        PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
@@ -480,14 +480,34 @@ if gl is not None:
             l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
             lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
             gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
-        _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc2 * inv, row_base, _slice_dims(m, 2, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc3 * inv, row_base, _slice_dims(m, 3, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc4 * inv, row_base, _slice_dims(m, 4, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc5 * inv, row_base, _slice_dims(m, 5, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc6 * inv, row_base, _slice_dims(m, 6, PV_REG), row_ok, SINGLE_PASS, out_blk)
-        _store_slice(acc7 * inv, row_base, _slice_dims(m, 7, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        if PV_REG and EPI_NATURAL:  # rows back in dim order in registers, then whole-row stores
+            o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv, acc6 * inv,
+                              acc7 * inv, R)
+            o = gl.convert_layout(o, out_blk)
+            ptr = row_base[:, None] + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :]
+            if SINGLE_PASS:
+                gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
+            else:
+                gl.store(ptr, o, mask=row_ok[:, None])
+        else:
+            _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc2 * inv, row_base, _slice_dims(m, 2, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc3 * inv, row_base, _slice_dims(m, 3, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc4 * inv, row_base, _slice_dims(m, 4, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc5 * inv, row_base, _slice_dims(m, 5, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc6 * inv, row_base, _slice_dims(m, 6, PV_REG), row_ok, SINGLE_PASS, out_blk)
+            _store_slice(acc7 * inv, row_base, _slice_dims(m, 7, PV_REG), row_ok, SINGLE_PASS, out_blk)
+
+    @gluon.jit
+    def _natural_rows(a0, a1, a2, a3, a4, a5, a6, a7, R: gl.constexpr):
+        """The 8 PV_REG slices acc^T_s [64 m, R] as one [R, 512] tensor in dim order (_v_fragments'
+        relabelling undone: m = c4 c2 d1 c1 d32 d16, s = d8 d4 d2, dim = 64 c + d)."""
+        x = gl.join(gl.join(gl.join(a0, a1), gl.join(a2, a3)), gl.join(gl.join(a4, a5), gl.join(a6, a7)))
+        # x [64, R, s0 = d2, s1 = d4, s2 = d8] -> bits (c4 c2 d1 c1 d32 d16, R, d2, d4, d8)
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, R, 2, 2, 2])
+        x = gl.permute(x, (6, 0, 1, 3, 4, 5, 9, 8, 7, 2))  # R, c4 c2 c1, d32 d16 d8 d4 d2 d1
+        return gl.reshape(x, [R, 512])
 
     @gluon.jit
     def _slice_dims(m, s: gl.constexpr, PV_REG: gl.constexpr):

@@ -382,7 +382,8 @@ class TritonDecodePlan:
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "num_warps")}
             self.constexprs.update(STAGES=self.variant.num_stages, V_SLOTS=self.variant.gluon_v_slots, QK_PAIRS=self.variant.gluon_qk_pairs,
-                                   PV_REG=self.variant.gluon_pv_reg)
+                                   PV_REG=self.variant.gluon_pv_reg,
+                                   EPI_NATURAL=self.variant.gluon_epi_natural)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,

@@ -38,6 +38,7 @@ class Variant:
     partial_bf16: bool = False  # partial O stored in bf16 (half the partial bytes; LSE stays fp32)
     gluon_qk_pairs: bool = False  # gluon: Q hi + lo as one N = 2R operand, columns interleaved (K read once)
     gluon_pv_reg: bool = False  # gluon: V^T as register A operands read once by 16-byte loads (no fp16 V tile)
+    gluon_epi_natural: bool = False  # gluon, with gluon_pv_reg: output rows re-ordered in registers, whole-row stores
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
 
     @property
@@ -195,6 +196,12 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v98_n64_w4_s2_gl_pvr_qp", 64, 4, 2, 0, "v97 with v96's interleaved one-operand QK (the K tile read "
             "once by the MMAs)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
             gluon_qk_pairs=True),
+    # not yet measured on a GPU (written after the last H200 round of 2026-12-01): v98's epilogue stores
+    # each output row in the relabelled dim order (2- / 4-byte scattered stores), which is where v98
+    # loses to v96 on the split shapes (gen3-r5); this undoes the relabelling in registers first
+    Variant("v99_n64_w4_s2_gl_pvr_qp_en", 64, 4, 2, 0, "v98 with the output rows put back in dim order in "
+            "registers (joins + one layout conversion), then whole-row stores", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
