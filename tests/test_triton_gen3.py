@@ -82,7 +82,8 @@ def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
     assert "mma.sync" not in k.asm["ptx"] and not re.search(r"\bHMMA\b", sass), "no mma.sync left"
     assert not re.search(r"LDS\.U8|LDS\.S8", sass), "V must not be read byte by byte"
     import triton
-    if variant.endswith("_r2") or tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 9):  # triton 3.6 spills 8-16 B in v91 / v92
+    # (on triton 3.6 v91 / v92 keep a few bytes of stack: the spill check holds on 3.9 for them)
+    if variant.endswith("_r2") or tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 9):
         assert not re.search(r"\bSTL\b|\bLDL\b", sass), "no register spills"
     smem = k.metadata["shared"]
     if variant.endswith("_r2"):  # the V ring is what lets two CTAs share an SM (228 KB)

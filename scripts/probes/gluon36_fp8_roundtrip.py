@@ -1,7 +1,7 @@
 """triton 3.6 (H200 image) Gluon miscompile, kept as evidence: an fp8 value converted back to fp32 before
 it is stored to shared memory gives a wrong residual (lo max diff 568 on the H200, 2026-12-01);
 storing it first (ORDER 1) is right. Run: python3 scripts/probes/gluon36_fp8_roundtrip.py"""
-import torch, triton
+import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 

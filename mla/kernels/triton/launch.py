@@ -36,8 +36,8 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, hopper_long_variant, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant,
-                       get_variant)
+from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant, get_variant,
+                       hopper_long_variant)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -381,9 +381,9 @@ class TritonDecodePlan:
             self.kernel = mla_decode_gluon_sm90_kernel
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "num_warps")}
-            self.constexprs.update(STAGES=self.variant.num_stages, V_SLOTS=self.variant.gluon_v_slots, QK_PAIRS=self.variant.gluon_qk_pairs,
-                                   PV_REG=self.variant.gluon_pv_reg,
-                                   EPI_NATURAL=self.variant.gluon_epi_natural)
+            v = self.variant
+            self.constexprs.update(STAGES=v.num_stages, V_SLOTS=v.gluon_v_slots, QK_PAIRS=v.gluon_qk_pairs,
+                                   PV_REG=v.gluon_pv_reg, EPI_NATURAL=v.gluon_epi_natural)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
