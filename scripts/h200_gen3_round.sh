@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One generation-3 probe round on the H200 (docs/notes-triton.md "Generation 3"): the bench lines of
 # scripts/probes/gen3-r$ROUND.txt through the one harness (checked rows, provenance), then Nsight
-# Compute on one launch of $NCU_VARIANT at bs256-kv8192, then the triton 3.6 compile cache (cubins
-# for the SASS counts here) as one tarball.
+# Compute on one launch of each $NCU_VARIANT at bs256-kv8192 (its own KV format; stall reasons per
+# issued instruction), the gen-3 GPU tests (GEN3_TESTS=1, GEN3_TESTS_K="-k expr"), then the triton
+# 3.6 compile cache (cubins for the SASS counts here) as one tarball.
 #   MLA_GIT_COMMIT=$(git rev-parse HEAD) ROUND=1 bash scripts/h200_gen3_round.sh   (on the device, OUT set)
 set -u
 ROUND=${ROUND:?ROUND=N}
@@ -31,10 +32,15 @@ if [ -n "${NCU_VARIANT:-}" ]; then
     step "ncu-$v" 120 ncu --clock-control none --launch-skip 1 --launch-count 1 -k "regex:${NCU_KERNEL:-mla_decode}" \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section MemoryWorkloadAnalysis \
-      python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 fp8 "$v" > "$OUT/r$ROUND-ncu-$v.txt" 2>&1
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+      python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 auto "$v" > "$OUT/r$ROUND-ncu-$v.txt" 2>&1
   done
 fi
-if [ -n "${GEN3_TESTS:-}" ]; then step "pytest-gen3" 240 python3 -m pytest -q -x tests/test_triton_gen3.py -p no:cacheprovider; fi
+# GEN3_TESTS=1: the whole gen-3 test file; GEN3_TESTS_K: only the tests matching that pytest -k expression
+if [ -n "${GEN3_TESTS:-}" ]; then
+  step "pytest-gen3" 240 python3 -m pytest -q tests/test_triton_gen3.py -p no:cacheprovider ${GEN3_TESTS_K:+-k "$GEN3_TESTS_K"} \
+    --junitxml="$OUT/pytest-gen3-r$ROUND.xml"
+fi
 tar czf "$OUT/tcache-r$ROUND.tgz" -C /tmp tcache-gen3 2>/dev/null
 python3 - "$OUT/gen3-r$ROUND.csv" <<'PY' 2>&1 | tee -a "$LOG"
 import sys, pandas as pd

@@ -1,4 +1,4 @@
-"""Generation 3 of the Triton family (the Gluon sm90 fp8 kernel, mla/kernels/triton/gluon_sm90.py).
+"""Generation 3 of the Triton family (the Gluon sm90 fp8 / MXFP4 kernel, mla/kernels/triton/gluon_sm90.py).
 
 Gluon kernels have no interpreter, so on a CPU machine this file checks what can be checked without
 a GPU: the plan refuses every request the kernel does not implement (with a ValueError naming the
@@ -25,11 +25,14 @@ GEN3 = sorted(n for n, v in VARIANTS.items() if v.family == "gluon")
 SM90 = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 and not torch.version.hip
 
 
-def test_generation_3_is_registered_as_fp8_only_gluon_variants():
+def test_generation_3_is_registered_as_one_format_gluon_variants():
     assert len(GEN3) >= 3
     for name in GEN3:
         v = VARIANTS[name]
-        assert v.kv_formats == ("fp8",) and v.block_n == 64 and v.num_warps == 4, name
+        assert v.kv_formats == (v.gluon_kv,) and v.gluon_kv in ("fp8", "mxfp4"), name
+        assert v.block_n == 64 and v.num_warps == 4, name
+    mx = [n for n in GEN3 if VARIANTS[n].gluon_kv == "mxfp4"]
+    assert mx and all(VARIANTS[n].gluon_pv_reg and VARIANTS[n].gluon_qk_pairs for n in mx)
 
 
 @pytest.mark.skipif(SM90, reason="the refusal of a non-sm90 device is tested where there is none")
@@ -37,23 +40,111 @@ def test_plan_refuses_without_an_sm90_gpu():
     if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
         data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
         with pytest.raises(ValueError, match="Gluon.*cannot run here.*v75"):
-            TritonDecodePlan(data, kv_format="fp8", variant=GEN3[0])
+            TritonDecodePlan(data, kv_format="fp8", variant="v96_n64_w4_s2_gl_qp_r2")
+        with pytest.raises(ValueError, match="Gluon.*cannot run here.*v86"):
+            TritonDecodePlan(data, kv_format="mxfp4", variant="v100_n64_w4_s2_gl_mx")
     else:
         pytest.skip("CPU plans need TRITON_INTERPRET=1")
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(kv_format="mxfp4"), "takes kv_format 'fp8'"),
-    (dict(kv_format="bf16"), "takes kv_format 'fp8'"),
-    (dict(kv_format="fp8", q_format="fp8"), "q_format 'bf16'"),
-    (dict(kv_format="fp8", fused_reduce=True), "separate reduce only"),
+@pytest.mark.parametrize("variant, kw, match", [
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="mxfp4"), "takes kv_format 'fp8'.*v86"),
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="bf16"), "takes kv_format 'fp8'"),
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", q_format="fp8"), "q_format 'bf16'"),
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True), "separate reduce only"),
+    ("v100_n64_w4_s2_gl_mx", dict(kv_format="fp8"), "takes kv_format 'mxfp4'.*v75"),
 ])
-def test_plan_refuses_what_generation_3_does_not_implement(kw, match):
+def test_plan_refuses_what_generation_3_does_not_implement(variant, kw, match):
     if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("CPU plans need TRITON_INTERPRET=1")
     data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match=match):
-        TritonDecodePlan(data, variant="v95_n64_w4_s2_gl_r2", **kw)
+        TritonDecodePlan(data, variant=variant, **kw)
+
+
+@pytest.mark.parametrize("byte", [121, 134])
+def test_mxfp4_plan_refuses_scales_the_table_decode_cannot_represent(byte):
+    """E8M0 121 makes 0.5 x 2**-6 an e4m3 subnormal, 134 makes 6 x 2**7 overflow e4m3: the table decode
+    (an exponent-field add) would be wrong, so the plan refuses them, naming the range."""
+    if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("CPU plans need TRITON_INTERPRET=1")
+    data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
+    data[1]["mxfp4"][1][7, 3] = byte
+    with pytest.raises(ValueError, match=r"E8M0 scales in \[122, 133\]"):
+        TritonDecodePlan(data, kv_format="mxfp4", variant="v100_n64_w4_s2_gl_mx")
+
+
+def _run_ptx(asm: str, regs: dict) -> dict:
+    """A tiny interpreter for the integer PTX of the table decode (mov / and / shr / shl / prmt / lop3,
+    32-bit): enough to check the string the kernel compiles against the format's definition."""
+    def val(x):
+        x = x.strip()
+        return int(x, 16) if x.startswith("0x") else int(x) if x.isdigit() else regs[x]
+
+    for line in asm.splitlines():
+        line = line.strip().rstrip(";")
+        if not line or line[0] in "{}." or line.startswith(".reg"):
+            continue
+        op, rest = line.split(None, 1)
+        dst, *src = [a.strip() for a in rest.split(",")]
+        a = [val(x) for x in src]
+        if op == "mov.b32":
+            r = a[0]
+        elif op == "and.b32":
+            r = a[0] & a[1]
+        elif op == "shr.b32":
+            r = a[0] >> a[1]
+        elif op == "shl.b32":
+            r = a[0] << a[1]
+        elif op == "prmt.b32":
+            pool = [(a[0] >> 8 * i) & 0xFF for i in range(4)] + [(a[1] >> 8 * i) & 0xFF for i in range(4)]
+            r = 0
+            for i in range(4):
+                sel = (a[2] >> 4 * i) & 0xF
+                byte = pool[sel & 7]
+                if sel & 8:  # sign-replicate mode
+                    byte = 0xFF if byte & 0x80 else 0
+                r |= byte << 8 * i
+        elif op == "lop3.b32":
+            r = 0
+            for bit in range(32):
+                idx = (((a[0] >> bit) & 1) << 2) | (((a[1] >> bit) & 1) << 1) | ((a[2] >> bit) & 1)
+                r |= ((a[3] >> idx) & 1) << bit
+        else:
+            raise AssertionError(f"unexpected PTX op {op}")
+        regs[dst] = r & 0xFFFFFFFF
+    return regs
+
+
+def test_mxfp4_table_decode_ptx_matches_the_format():
+    """The PTX string of the generation-3 MXFP4 decode (4 packed bytes + the block's two table words ->
+    8 e4m3 bytes), run by a small interpreter on random codes for every admitted scale and on all-zero
+    blocks (scale byte 0), equals quant.dequantize_mxfp4 exactly."""
+    from mla.kernels.triton import gluon_sm90
+    from mla.quant import dequantize_mxfp4
+
+    if gluon_sm90.gl is None:
+        pytest.skip(f"no Gluon in this triton: {gluon_sm90.GLUON_IMPORT_ERROR}")
+    asm = gluon_sm90._E2M1_E4M3_PTX.value
+    gen = torch.Generator().manual_seed(3)
+    for scale in [0, *range(122, 134)]:
+        d = 0 if scale == 0 else scale - 127
+        lo, hi = (0x3C383000 + d * 0x08080800) & 0xFFFFFFFF, (0x4C484440 + d * 0x08080808) & 0xFFFFFFFF
+        packed = torch.randint(0, 256, (64, 16), dtype=torch.uint8, generator=gen)
+        if scale == 0:
+            packed &= 0x88  # an all-zero block: codes 0 / 8 (+-0)
+        out = torch.empty(64, 32, dtype=torch.uint8)
+        for r in range(64):
+            for w in range(4):
+                word = int.from_bytes(bytes(packed[r, 4 * w:4 * w + 4].tolist()), "little")
+                regs = _run_ptx(asm, {"$2": word, "$3": lo, "$7": hi})
+                out[r, 8 * w:8 * w + 8] = torch.tensor(list((regs["$0"] | regs["$1"] << 32).to_bytes(8, "little")),
+                                                       dtype=torch.uint8)
+        got = out.view(torch.float8_e4m3fn).float()
+        ref = dequantize_mxfp4(packed, torch.full((64, 1), scale, dtype=torch.uint8))
+        if scale == 0:
+            ref = torch.zeros_like(ref)
+        assert torch.equal(got, ref), scale
 
 
 def _sass(variant, num_splits=1):
@@ -61,7 +152,8 @@ def _sass(variant, num_splits=1):
 
     from mla.kernels.triton.offline import compile_offline
 
-    k = compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format="fp8", num_splits=num_splits)
+    k = compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format=VARIANTS[variant].gluon_kv,
+                        num_splits=num_splits)
     import subprocess
     import tempfile
 
@@ -90,6 +182,22 @@ def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
         assert 2 * (smem + 1024) <= 228 * 1024, smem
 
 
+@pytest.mark.parametrize("variant", [n for n in GEN3 if VARIANTS[n].gluon_kv == "mxfp4"])
+def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
+    """MXFP4: QK^T still e4m3 QGMMA from the (decoded) shared-memory tile, PV fp16 HGMMA on register
+    A operands; the decode is the table lookup (PRMT), 16-byte shared loads and stores, no spills, and
+    two CTAs per SM fit in shared memory."""
+    k, sass = _sass(variant)
+    assert "QGMMA.64x32x32.F32.E4M3.E4M3" in sass and "HGMMA.64x16x16.F32" in sass
+    assert len(re.findall(r"\bPRMT\b", sass)) >= 144, "36 words x 4 table / sign PRMTs per tile per thread"
+    assert re.search(r"LDS\.128", sass) and re.search(r"STS\.128", sass)
+    assert not re.search(r"LDS\.U8|LDS\.S8", sass)
+    # at 255 registers ptxas keeps a few loop-invariant values on the stack (triton 3.9: 32 bytes, two
+    # reloads per tile); a real spill of the tile's fragments or accumulators would be far more
+    assert len(re.findall(r"\bSTL\b|\bLDL\b", sass)) <= 24
+    assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
+
+
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
 gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
 
@@ -97,7 +205,8 @@ gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no in
 def _checked(data, variant, num_splits=None):
     from test_triton_kernels import format_reference  # the fp64 own-format reference
 
-    plan = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=num_splits, graph=False)
+    fmt = VARIANTS[variant].gluon_kv
+    plan = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=num_splits, graph=False)
     for t in plan.outputs:
         t.fill_(float("nan"))
     out = plan.run(data)
@@ -105,9 +214,9 @@ def _checked(data, variant, num_splits=None):
     assert torch.isfinite(out).all(), "unwritten (NaN-poisoned) or non-finite outputs"
     cpu = (data[0].cpu(), {k: (v.cpu() if torch.is_tensor(v) else tuple(t.cpu() for t in v))
                            for k, v in data[1].items()}, data[2].cpu(), data[3].cpu(), data[4])
-    m = mla.accuracy_metrics(out.cpu(), format_reference(cpu, "fp8", "bf16"))
+    m = mla.accuracy_metrics(out.cpu(), format_reference(cpu, fmt, "bf16"))
     assert m["rel_l2"] < 1e-2, (variant, m)
-    ok, msg = mla.check(data, out, reference_output=mla.reference(data, kv_format="fp8"))
+    ok, msg = mla.check(data, out, reference_output=mla.reference(data, kv_format=fmt))
     assert ok, msg
 
 
@@ -156,3 +265,12 @@ def test_v99_stores_whole_rows_where_v98_scatters():
     _, v99 = _sass("v99_n64_w4_s2_gl_pvr_qp_en", num_splits=4)
     assert len(re.findall(r"STG\.E\.128", v99)) >= 16 and not re.findall(r"STG\.E\.128", v98)
     assert len(re.findall(r"\bSTG\.E\b(?!\.)", v98)) >= 64
+
+
+def test_mxfp4_default_on_hopper_takes_generation_3_only_for_scales_it_represents(monkeypatch):
+    from mla.kernels.triton import variants
+
+    monkeypatch.setitem(variants.HOPPER_DEFAULT, "mxfp4", "v100_n64_w4_s2_gl_mx")
+    assert variants.default_variant("mxfp4", "bf16", (122, 133), hopper_gluon=True) == "v100_n64_w4_s2_gl_mx"
+    assert variants.default_variant("mxfp4", "bf16", (121, 127), hopper_gluon=True) == variants.DEFAULT_VARIANT["mxfp4"]
+    assert variants.default_variant("mxfp4", "bf16", (124, 127), hopper_gluon=False) == variants.DEFAULT_VARIANT["mxfp4"]

@@ -7,6 +7,7 @@ the indptrs, and the guard's caching (a known input is not re-read; a changed on
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 
@@ -315,3 +316,72 @@ def test_backends_module_is_a_module_and_still_callable():
 def test_gpu_only_backends_refuse_cpu_inputs(backend, kv_format):
     with pytest.raises(mla.backends.BackendUnavailable, match="not available here|runs on"):
         mla.decode(good(), backend=backend, kv_format=kv_format)
+
+
+# --- issue 10: the queued contents check, per format --------------------------------------------
+_METADATA_OPS = {"view", "_unsafe_view", "reshape", "_reshape_alias", "alias", "as_strided", "detach", "t",
+                 "expand", "unsqueeze", "squeeze", "select", "slice", "lift_fresh"}
+
+
+def _kernel_ops_of_one_queued_check(kv_format: str) -> list[str]:
+    """The ATen ops (metadata-only views left out) that one queued contents check dispatches: on a
+    GPU each is an eager launch the host pays on every call with new input tensors (validate="auto")."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.overloadpacket.__name__
+            if name not in _METADATA_OPS:
+                self.ops.append(name)
+            return func(*args, **(kwargs or {}))
+
+    data = good()
+    mla.decode(data, backend="torch", kv_format=kv_format)
+    guard = call_guard(mla.plan(data, backend="torch", kv_format=kv_format))
+    other = good()  # new tensors, same structure: queued, not read on the host
+    with Record() as rec:
+        guard(other)
+    assert guard.queued_checks == 1
+    mla.validate.wait_pending()
+    return rec.ops
+
+
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8", "mxfp4"])
+def test_queued_check_is_a_few_launches_for_every_format(kv_format):
+    """The queued check was 5 eager ops for bf16 / MXFP4 and 11 for fp8 (the fp8 scale's finite-and-
+    positive test alone took 6), each a launch the host pays per new input set. Now one fused
+    comparison: the indptrs and the fp8 scale's bits (as int32) against per-element bounds."""
+    ops = _kernel_ops_of_one_queued_check(kv_format)
+    assert len(ops) <= 4, ops
+    assert ops == _kernel_ops_of_one_queued_check("bf16")  # fp8 pays nothing extra for its scale
+
+
+FP8_SCALE_EDGES = [1.0, 0.5, 1e-45, 1e-38, 3.0e38, float(torch.finfo(torch.float32).max), 0.0, -0.0, -1.0,
+                   float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("value", FP8_SCALE_EDGES)
+def test_queued_fp8_scale_check_agrees_with_the_synchronous_one(value):
+    """The queued check accepts exactly the scales the synchronous check accepts (finite and > 0,
+    subnormals included); a refused one raises the synchronous check's message on the same call."""
+    data = good()
+    mla.decode(data, backend="torch", kv_format="fp8")
+    sync_ok = value > 0 and value < float("inf")
+    probe = good()
+    probe[1]["fp8"][1].fill_(value)
+    with contextlib.nullcontext() if sync_ok else pytest.raises(ValueError, match="scale must be finite and > 0"):
+        mla.validate.check_inputs(probe, "fp8")
+    fresh = good()  # the same value in tensors the guard has not seen: the queued path
+    fresh[1]["fp8"][1].fill_(value)
+    with contextlib.nullcontext() if sync_ok else pytest.raises(ValueError, match="scale must be finite and > 0"):
+        mla.decode(fresh, backend="torch", kv_format="fp8")
+    assert call_guard(mla.plan(data, backend="torch", kv_format="fp8")).full_checks == 1  # never the sync path
+    if value != value:  # a negative NaN (sign bit set, 0xFFFFFFFF) is refused too
+        neg_nan = good()
+        neg_nan[1]["fp8"][1].view(torch.int32).fill_(-1)
+        with pytest.raises(ValueError, match="scale must be finite and > 0"):
+            mla.decode(neg_nan, backend="torch", kv_format="fp8")

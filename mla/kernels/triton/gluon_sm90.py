@@ -113,6 +113,88 @@ if gl is not None:
             _cp_async(_chunk(k_smem, stage, c), base + c * 64, mask=ok)
         async_copy.commit_group()
 
+    # -- MXFP4 (KV_FORMAT 2) -------------------------------------------------------------------
+    # One packed byte holds two E2M1 codes (even element low). With the block's E8M0 byte e, d = e - 127,
+    # every e2m1 value x 2**d is a normal e4m3 value while 0.5 * 2**d >= 2**-6 and 6 * 2**d <= 448, i.e.
+    # e in [122, 133] (MXFP4_GLUON_EXACT; the plan refuses other scales, except byte 0 on all-zero
+    # blocks). The 8 magnitudes of a block's codes as e4m3 bytes are then a table of two int32 words:
+    # codes 0..3 -> 00 30 38 3C, codes 4..7 -> 40 44 48 4C, + 8 d in every exponent field but code 0's.
+    # Per 4 packed bytes (8 elements): one PRMT looks up 4 magnitudes (selector = the codes, sign bits
+    # cleared); the sign bits are bit 7 of the bytes of w (odd elements) and of w << 4 (even elements),
+    # so one more PRMT gathers them into place and LOP3 merges. 9 integer instructions per 8 elements,
+    # no conversion, no multiply (bit logic checked against quant.dequantize_mxfp4 in tests).
+    _E2M1_E4M3_PTX: gl.constexpr = gl.constexpr("""
+    {
+    .reg .b32 m, h, t, s, k;
+    mov.b32 k, 0x80808080;
+    and.b32 m, $2, 0x77777777;
+    prmt.b32 $0, $3, $7, m;
+    shr.b32 h, m, 16;
+    prmt.b32 $1, $3, $7, h;
+    shl.b32 t, $2, 4;
+    prmt.b32 s, t, $2, 0x5140;
+    lop3.b32 $0, $0, s, k, 0xF8;
+    prmt.b32 s, t, $2, 0x7362;
+    lop3.b32 $1, $1, s, k, 0xF8;
+    }
+    """)
+
+    @gluon.jit
+    def _issue_mx_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, BLOCK_N: gl.constexpr,
+                       lat_layout: gl.constexpr, rope_layout: gl.constexpr):
+        """cp.async of one packed MXFP4 tile: bytes 0..255 (latent) and 256..287 (rope) of each token's row,
+        16 bytes per copy (tokens >= end zero-filled), + commit. The scales travel by register loads."""
+        t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, lat_layout))
+        col = gl.arange(0, 256, layout=gl.SliceLayout(0, lat_layout))
+        pos = n0 + t
+        base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
+        _cp_async(mx_lat.index(stage), base, mask=(pos < end)[:, None])
+        tr = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, rope_layout))
+        colr = gl.arange(0, 32, layout=gl.SliceLayout(0, rope_layout))
+        posr = n0 + tr
+        baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
+        _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _load_mx_scales(sc_ptr, kv_start, n0, end, stride_sc_tok, NBLK: gl.constexpr, blk0: gl.constexpr,
+                        BLOCK_N: gl.constexpr, layout: gl.constexpr):
+        """E8M0 bytes [BLOCK_N, NBLK] of blocks blk0 .. blk0 + NBLK of one tile (0 past end), as int32."""
+        t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
+        blk = gl.arange(0, NBLK, layout=gl.SliceLayout(0, layout))
+        pos = n0 + t
+        ptr = sc_ptr + ((kv_start + pos).to(gl.int64) * stride_sc_tok)[:, None] + blk0 + blk[None, :]
+        return gl.load(ptr, mask=(pos < end)[:, None], other=0).to(gl.int32)
+
+    @gluon.jit
+    def _mx_to_e4m3(packed, sc):
+        """packed [T, NBLK, 16] uint8 (one MX block per thread row) + its E8M0 bytes [T, NBLK] ->
+        [T, NBLK, 32] e4m3 in element order (values exact: the block scale is in the exponent)."""
+        d = gl.where(sc == 0, 0, sc - 127)  # byte 0 = an all-zero block: only code 0 / 8 occur, table byte 0 is 0
+        lut_lo = gl.expand_dims(0x3C383000 + d * 0x08080800, 2)
+        lut_hi = gl.expand_dims(0x4C484440 + d * 0x08080808, 2)
+        lut_lo = gl.broadcast(lut_lo, packed)[0]
+        lut_hi = gl.broadcast(lut_hi, packed)[0]
+        # per 4 packed bytes (one 32-bit register): a = e4m3 of elements 0..3, b = of elements 4..7
+        a, b = gl.inline_asm_elementwise(_E2M1_E4M3_PTX, "=r,=r,r,r,r,r,r,r,r,r,r", [packed, lut_lo, lut_hi],
+                                         dtype=(gl.uint8, gl.uint8), is_pure=True, pack=4)
+        T: gl.constexpr = packed.shape[0]
+        NB: gl.constexpr = packed.shape[1]
+        x = gl.join(gl.reshape(a, [T, NB, 4, 4]), gl.reshape(b, [T, NB, 4, 4]))  # [T, NB, q, i, half]
+        x = gl.reshape(gl.permute(x, (0, 1, 2, 4, 3)), [T, NB, 32])  # element 8 q + 4 half + i
+        return x.to(gl.float8e4nv, bitcast=True)
+
+    @gluon.jit
+    def _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat: gl.constexpr,
+                        dec_rope: gl.constexpr):
+        """One packed tile from the ring -> the e4m3 K tile (fp8 generation 3's k_smem layout, stage 0):
+        each thread decodes whole MX blocks (16 bytes by one LDS.128), each element once."""
+        lat = _mx_to_e4m3(mx_lat.index(stage).reshape([64, 16, 16]).load(dec_lat), sc_lat)  # [64 t, 16 blk, 32]
+        lat = gl.permute(gl.reshape(lat, [64, 8, 64]), (1, 0, 2))  # [8 c, 64 t, 64 d]: dim = 64 c + d
+        k_smem[0].index(0).store(gl.reshape(lat, [512, 64]))
+        rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sc_rope)  # [64, 2, 32]
+        k_smem[1].index(0).store(gl.reshape(rope, [64, 64]))
+
     @gluon.jit
     def _scale_all(a0, a1, a2, a3, a4, a5, a6, a7, f):
         return a0 * f, a1 * f, a2 * f, a3 * f, a4 * f, a5 * f, a6 * f, a7 * f
@@ -301,7 +383,9 @@ if gl is not None:
         V_SLOTS = 8: the whole fp16 V tile (64 KB) in shared memory, PV one tile behind QK; 2 or 4: a
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
-        gl.static_assert(KV_FORMAT == 1, "the Gluon kernel reads fp8 KV only")
+        gl.static_assert(KV_FORMAT == 1 or KV_FORMAT == 2, "the Gluon kernel reads fp8 or MXFP4 KV")
+        gl.static_assert(KV_FORMAT == 1 or (PV_REG and QK_PAIRS and EPI_NATURAL),
+                         "MXFP4 is built on the PV_REG + QK_PAIRS + EPI_NATURAL kernel (v99)")
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
@@ -333,6 +417,19 @@ if gl is not None:
             lane_bases=[[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
             warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
         a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        # MXFP4: packed tiles [64 t, 256 | 32 bytes] copied by 16 bytes per thread; decoded as [64 t, blk, 16 bytes]
+        # with one whole MX block (16 bytes, one LDS.128) per thread and a quarter warp reading 128
+        # contiguous bytes (8 blocks of one token: no bank conflicts)
+        rope_blk: gl.constexpr = gl.BlockedLayout([1, 16], [16, 2], [4, 1], [1, 0])
+        dec_lat: gl.constexpr = gl.DistributedLinearLayout(
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [8, 0, 0], [16, 0, 0], [32, 0, 0]],
+            lane_bases=[[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0], [1, 0, 0]],
+            warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[64, 16, 16])
+        dec_rope: gl.constexpr = gl.DistributedLinearLayout(
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8]],
+            lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
+            warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
+        mx_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
 
         # -- this program's work (generation 1's split kernel without the work list) -------------
         head_group = gl.program_id(0)
@@ -347,8 +444,13 @@ if gl is not None:
 
         # -- shared memory: STAGES tiles of 9 x [64, 64] fp8, Q terms, the fp16 V slices, P^T -----
         # the latent chunks of a stage as one [512, 64] buffer (row 64 c + token), the rope chunk apart
-        k_smem = (gl.allocate_shared_memory(gl.float8e4nv, [STAGES, 8 * BLOCK_N, 64], k_sl),
-                  gl.allocate_shared_memory(gl.float8e4nv, [STAGES, BLOCK_N, 64], k_sl))
+        # (MXFP4: the ring holds the packed tiles; one e4m3 K tile is decoded from it per iteration)
+        K_STAGES: gl.constexpr = STAGES if KV_FORMAT == 1 else 1
+        k_smem = (gl.allocate_shared_memory(gl.float8e4nv, [K_STAGES, 8 * BLOCK_N, 64], k_sl),
+                  gl.allocate_shared_memory(gl.float8e4nv, [K_STAGES, BLOCK_N, 64], k_sl))
+        if KV_FORMAT == 2:
+            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES, BLOCK_N, 256], mx_sl)
+            mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, BLOCK_N, 32], mx_sl)
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # QK_PAIRS: both terms, interleaved
         if QK_PAIRS:
             q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)  # scratch for hi (see _store_q_terms)
@@ -360,7 +462,16 @@ if gl is not None:
 
         # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
         for i in gl.static_range(STAGES - 1):
-            _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk)
+            if KV_FORMAT == 2:
+                _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
+                               kv_blk, rope_blk)
+            else:
+                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk)
+        if KV_FORMAT == 2:  # the first tile's scales (register prefetch, one tile ahead from here on)
+            sc_lat = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 16, 0, BLOCK_N,
+                                     gl.SliceLayout(2, dec_lat))
+            sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
+                                      gl.SliceLayout(2, dec_rope))
 
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
@@ -368,7 +479,11 @@ if gl is not None:
         _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
                        HEADS_PER_PROG, q_blk, QK_PAIRS)
 
-        score_scale = sm_scale * 1.4426950408889634 * gl.load(kv_aux_ptr)  # base 2, fp8 KV scale folded in
+        if KV_FORMAT == 1:
+            kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
+        else:
+            kv_scale = 1.0
+        score_scale = sm_scale * 1.4426950408889634 * kv_scale  # base 2, fp8 KV scale folded in
         c_hi = gl.convert_layout(s1, gl.SliceLayout(0, s_layout)) * score_scale
         c_lo = c_hi * 0.0625
         rows_s = gl.arange(0, R, layout=gl.SliceLayout(0, s_layout))
@@ -407,21 +522,38 @@ if gl is not None:
                     v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7)
             # the tile STAGES - 1 ahead goes into the stage every warp finished reading last
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
-            _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                        (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk)
-            async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
-            fence_async_shared()
-            _cta_barrier()  # ... and everyone's
-            s_hi, s_lo = _qk_issue(k_smem, stage, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
+            if KV_FORMAT == 2:
+                _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, kv_blk, rope_blk)
+                sc_lat_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 16, 0, BLOCK_N,
+                                              gl.SliceLayout(2, dec_lat))
+                sc_rope_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 2, 16, BLOCK_N,
+                                               gl.SliceLayout(2, dec_rope))
+                async_copy.wait_group(STAGES - 1)
+                _cta_barrier()  # tile j's packed bytes are in; every warp is done with the last K tile
+                _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope)
+                sc_lat = sc_lat_next
+                sc_rope = sc_rope_next
+                fence_async_shared()
+                _cta_barrier()  # the decoded K tile, visible to the MMAs and to every warp's V loads
+                kst = 0
+            else:
+                _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk)
+                async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
+                fence_async_shared()
+                _cta_barrier()  # ... and everyone's
+                kst = stage
+            s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
-                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, stage, v_load)
+                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, kst, v_load)
             elif V_SLOTS == 8:
                 # PV of tile j - 1 (issued before QK) must be done with v16 / P^T: wait for it (all
                 # but the QK groups), then convert this tile's V while its QK runs
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                     num_outstanding=9 if QK_PAIRS else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
                 for c in gl.static_range(8):
-                    _convert_v(_chunk(k_smem, stage, c), v16, c, kv_blk)
+                    _convert_v(_chunk(k_smem, kst, c), v16, c, kv_blk)
             st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout)
 
             pos = n0 + offs_n
@@ -450,7 +582,7 @@ if gl is not None:
             else:  # slice by slice through the ring; everything waited for before the next tile
                 for i in gl.static_range(8):
                     acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _ring_slice(
-                        i, k_smem, stage, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS,
+                        i, k_smem, kst, v16, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, V_SLOTS,
                         kv_blk)
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                     num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
@@ -464,7 +596,7 @@ if gl is not None:
         # -- epilogue: acc^T slices -> rows-major [R, 64] pieces of the output / partial -----------
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
         has = l_o > 0
-        inv = gl.where(has, gl.load(kv_aux_ptr) / gl.where(has, l_o, 1.0), 0.0)[None, :]
+        inv = gl.where(has, kv_scale / gl.where(has, l_o, 1.0), 0.0)[None, :]
         rows = gl.arange(0, R, layout=gl.SliceLayout(1, out_blk))
         row_ok = rows < ROWS
         q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)

@@ -36,7 +36,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, Variant, default_variant, get_variant,
+from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant,
                        hopper_long_variant)
 
 MAX_SPLITS = 64
@@ -214,19 +214,27 @@ def _kv_tensors(data, kv_format):
 
 
 
-def _check_gluon_request(name, kv_format, q_format, device, fused_reduce, balanced, partial_dtype) -> None:
-    """Generation 3 is one Hopper kernel for fp8 KV and bf16 Q with the two-launch reduce; refuse
-    anything else here, with the reason, instead of failing inside the compiler."""
-    if kv_format != "fp8" or q_format != "bf16":
-        raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format 'fp8' with q_format 'bf16'; got "
-                         f"{kv_format!r} / {q_format!r} (generation 2, e.g. {GEN2_DEFAULT['mxfp4']!r}, takes MXFP4)")
+def _check_gluon_request(variant, kv_format, q_format, device, fused_reduce, balanced, partial_dtype,
+                         kv_data) -> None:
+    """Generation 3 is one Hopper kernel per KV format (fp8, or MXFP4 with scales its table decode
+    represents exactly) for bf16 Q with the two-launch reduce; refuse anything else here, with the
+    reason, instead of failing inside the compiler."""
+    name, built_for = variant.name, variant.gluon_kv
+    if kv_format != built_for or q_format != "bf16":
+        raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
+                         f"'bf16'; got {kv_format!r} / {q_format!r} (generation 2, e.g. {GEN2_DEFAULT[kv_format]!r}, "
+                         f"takes fp8 and MXFP4)" if kv_format in GEN2_DEFAULT else
+                         f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
+                         f"'bf16'; got {kv_format!r} / {q_format!r}")
     if fused_reduce or balanced or partial_dtype == "bf16":
         raise ValueError(f"variant {name!r} (Gluon) has the separate reduce only: fused_reduce, balanced and "
                          "partial_dtype='bf16' are generation 1 / 2 options")
+    if kv_format == "mxfp4":
+        check_mxfp4_scales(kv_data["mxfp4"][1], name, MXFP4_GLUON_EXACT)
     reason = gluon_unavailable_reason(device) if not interpreting() else "Gluon kernels have no interpreter"
     if reason:
         raise ValueError(f"variant {name!r} (Gluon, generation 3) cannot run here: {reason}; use "
-                         f"{GEN2_DEFAULT['fp8']!r}, the portable generation 2")
+                         f"{GEN2_DEFAULT[kv_format]!r}, the portable generation 2")
 
 
 def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
@@ -268,11 +276,11 @@ class TritonDecodePlan:
             raise ValueError(f"q must be (total_q, H, {QK_HEAD_DIM}) bf16 with unit last stride, got "
                              f"{tuple(q.shape)} {q.dtype}")
         self.kv_format, self.q_format = kv_format, q_format
+        hopper_gluon = not interpreting() and gluon_unavailable_reason(q.device) is None
         if variant is None and kv_format == "mxfp4":  # the default depends on the scales' range (one pass)
             used = kv_data["mxfp4"][1][:, :18]
             nz = torch.where(used == 0, torch.full_like(used, 255), used)
-            variant = default_variant(kv_format, q_format, (int(nz.min()), int(used.max())))
-        hopper_gluon = not interpreting() and gluon_unavailable_reason(q.device) is None
+            variant = default_variant(kv_format, q_format, (int(nz.min()), int(used.max())), hopper_gluon=hopper_gluon)
         self.variant = get_variant(variant or default_variant(kv_format, q_format, hopper_gluon=hopper_gluon))
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
@@ -281,8 +289,8 @@ class TritonDecodePlan:
             raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
                              f"mx_decode 2) only, got {kv_format!r}")
         if self.variant.family == "gluon":
-            _check_gluon_request(self.variant.name, kv_format, q_format, q.device, fused_reduce, balanced,
-                                 partial_dtype)
+            _check_gluon_request(self.variant, kv_format, q_format, q.device, fused_reduce, balanced,
+                                 partial_dtype, kv_data)
         if self.variant.family == "swapab":
             if kv_format not in ("fp8", "mxfp4") or q_format != "bf16":
                 raise ValueError(f"variant {self.variant.name!r} (swap-AB, fp8 QK) takes kv_format 'fp8' or 'mxfp4' "

@@ -96,8 +96,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     if kernel == "split" and v.family == "gluon":  # generation 3: Gluon source, sm90 only
         if target.backend != "cuda":
             raise ValueError(f"variant {variant!r} (Gluon, generation 3) is an sm90 kernel; gfx950 runs generation 2")
-        if kv_format != "fp8":
-            raise ValueError(f"variant {variant!r} (Gluon) takes kv_format 'fp8', got {kv_format!r}")
+        if kv_format != v.gluon_kv:
+            raise ValueError(f"variant {variant!r} (Gluon) takes kv_format {v.gluon_kv!r}, got {kv_format!r}")
         from triton.experimental.gluon._runtime import GluonASTSource
 
         from .gluon_sm90 import mla_decode_gluon_sm90_kernel

@@ -40,12 +40,13 @@ class Variant:
     gluon_pv_reg: bool = False  # gluon: V^T as register A operands read once by 16-byte loads (no fp16 V tile)
     gluon_epi_natural: bool = False  # gluon, with gluon_pv_reg: output rows re-ordered in registers, whole-row stores
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
+    gluon_kv: str = "fp8"  # gluon: the KV format the kernel is built for ("mxfp4": packed ring + table decode)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
         """The KV formats this variant takes (generation 2 is an fp8-QK design: quantized KV only)."""
         if self.family == "gluon":
-            return ("fp8",)
+            return (self.gluon_kv,)
         return ("fp8", "mxfp4") if self.family == "swapab" else ("bf16", "fp8", "mxfp4")
 
     def as_dict(self) -> dict:
@@ -202,6 +203,16 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v99_n64_w4_s2_gl_pvr_qp_en", 64, 4, 2, 0, "v98 with the output rows put back in dim order in "
             "registers (joins + one layout conversion), then whole-row stores", family="gluon", pv_swap=True,
             tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True),
+    # MXFP4 in generation 3 (not yet measured on a GPU): v99's kernel fed by a packed ring; each element
+    # decoded once, by table lookup into the e4m3 K tile that QGMMA reads and V^T's fragments come from
+    Variant("v100_n64_w4_s2_gl_mx", 64, 4, 2, 0, "v99 for MXFP4: a 2-stage ring of packed tiles (18 KB each), "
+            "each MX block decoded once into the e4m3 K tile by two PRMT table lookups per 4 elements (block "
+            "scale in the exponent, exact for E8M0 122..133), scales by register prefetch", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4"),
+    Variant("v101_n64_w4_s3_gl_mx", 64, 4, 3, 0, "v100 with a 3-stage ring (111 KB smem: still two CTAs per SM)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4"),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -238,6 +249,7 @@ DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
 
 
 MXFP4_E4M3_EXACT = (119, 133)  # E8M0 range where every e2m1 x 2**(e - 127) is an e4m3 value
+MXFP4_GLUON_EXACT = (122, 133)  # ... and a normal e4m3 value (generation 3's table decode: exponent-field add)
 MXFP4_F16_EXACT = (104, 136)  # ... an fp16 value (the word decode's fp16 multiply)
 
 # the default when the format's DEFAULT_VARIANT cannot take a request (generation 2 takes bf16 Q and
@@ -270,11 +282,12 @@ def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: t
     an sm90 GPU whose triton has Gluon, bf16 Q), else DEFAULT_VARIANT, unless it cannot take this
     request (quantized Q, or MXFP4 scales outside what its decode represents exactly), then
     FALLBACK_VARIANT, then the exact MXFP4 decode."""
+    lo, hi = mxfp4_scale_range or (127, 127)
     if hopper_gluon and q_format == "bf16" and kv_format in HOPPER_DEFAULT:
-        return HOPPER_DEFAULT[kv_format]
+        if kv_format != "mxfp4" or MXFP4_GLUON_EXACT[0] <= lo <= hi <= MXFP4_GLUON_EXACT[1]:
+            return HOPPER_DEFAULT[kv_format]
     name = DEFAULT_VARIANT[kv_format]
     v = VARIANTS[name]
-    lo, hi = mxfp4_scale_range or (127, 127)
     if v.family == "swapab":
         exact = MXFP4_F16_EXACT if v.qk_f16 else MXFP4_E4M3_EXACT
         if q_format != "bf16" or (kv_format == "mxfp4" and not exact[0] <= lo <= hi <= exact[1]):
