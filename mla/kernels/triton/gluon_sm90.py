@@ -101,12 +101,25 @@ if gl is not None:
             return k_smem[0].index(stage).slice(c * 64, 64, dim=0)
 
     @gluon.jit
+    def _row_token(r, ROW_PERM: gl.constexpr):
+        """The token (offset in the tile) whose data sits in row r of the tile: r itself, or with ROW_PERM
+        bits 0 <-> 4 and 2 <-> 5 swapped (an involution). The V^T fragment loads (_v_fragments) put
+        token bits 16 and 32 on lanes 0 and 1; in rows 0, 16, 32, 48 of the 64-byte-swizzled tile they
+        hit the same banks (4-way conflicts per LDS.128); stored this way those lanes read rows 0, 1, 4,
+        5, eight distinct 16-byte bank groups. The tile is only relabelled: QK^T, softmax and PV read
+        rows, and the mask asks this function which token a row is."""
+        if ROW_PERM:
+            return (r & 0b001010) | ((r >> 4) & 1) | ((r & 1) << 4) | (((r >> 5) & 1) << 2) | (((r >> 2) & 1) << 5)
+        else:
+            return r
+
+    @gluon.jit
     def _issue_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
-                    layout: gl.constexpr):
+                    layout: gl.constexpr, ROW_PERM: gl.constexpr):
         """cp.async of one tile, 576 bytes per token as 9 chunks of 64 (tokens >= end zero-filled), + commit."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
         col = gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
-        pos = n0 + t
+        pos = n0 + _row_token(t, ROW_PERM)
         ok = (pos < end)[:, None]
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
         for c in gl.static_range(9):
@@ -141,28 +154,28 @@ if gl is not None:
 
     @gluon.jit
     def _issue_mx_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, BLOCK_N: gl.constexpr,
-                       lat_layout: gl.constexpr, rope_layout: gl.constexpr):
+                       lat_layout: gl.constexpr, rope_layout: gl.constexpr, ROW_PERM: gl.constexpr):
         """cp.async of one packed MXFP4 tile: bytes 0..255 (latent) and 256..287 (rope) of each token's row,
         16 bytes per copy (tokens >= end zero-filled), + commit. The scales travel by register loads."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, lat_layout))
         col = gl.arange(0, 256, layout=gl.SliceLayout(0, lat_layout))
-        pos = n0 + t
+        pos = n0 + _row_token(t, ROW_PERM)
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
         _cp_async(mx_lat.index(stage), base, mask=(pos < end)[:, None])
         tr = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, rope_layout))
         colr = gl.arange(0, 32, layout=gl.SliceLayout(0, rope_layout))
-        posr = n0 + tr
+        posr = n0 + _row_token(tr, ROW_PERM)
         baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
         _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
         async_copy.commit_group()
 
     @gluon.jit
     def _load_mx_scales(sc_ptr, kv_start, n0, end, stride_sc_tok, NBLK: gl.constexpr, blk0: gl.constexpr,
-                        BLOCK_N: gl.constexpr, layout: gl.constexpr):
+                        BLOCK_N: gl.constexpr, layout: gl.constexpr, ROW_PERM: gl.constexpr):
         """E8M0 bytes [BLOCK_N, NBLK] of blocks blk0 .. blk0 + NBLK of one tile (0 past end), as int32."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
         blk = gl.arange(0, NBLK, layout=gl.SliceLayout(0, layout))
-        pos = n0 + t
+        pos = n0 + _row_token(t, ROW_PERM)
         ptr = sc_ptr + ((kv_start + pos).to(gl.int64) * stride_sc_tok)[:, None] + blk0 + blk[None, :]
         return gl.load(ptr, mask=(pos < end)[:, None], other=0).to(gl.int32)
 
@@ -186,10 +199,14 @@ if gl is not None:
 
     @gluon.jit
     def _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat: gl.constexpr,
-                        dec_rope: gl.constexpr):
+                        dec_rope: gl.constexpr, dec_lat_2d: gl.constexpr, ROW_PERM: gl.constexpr):
         """One packed tile from the ring -> the e4m3 K tile (fp8 generation 3's k_smem layout, stage 0):
         each thread decodes whole MX blocks (16 bytes by one LDS.128), each element once."""
-        lat = _mx_to_e4m3(mx_lat.index(stage).reshape([64, 16, 16]).load(dec_lat), sc_lat)  # [64 t, 16 blk, 32]
+        if ROW_PERM:  # (the swizzled ring is read as [64, 256], then split into blocks in registers)
+            packed = gl.convert_layout(gl.reshape(mx_lat.index(stage).load(dec_lat_2d), [64, 16, 16]), dec_lat)
+        else:
+            packed = mx_lat.index(stage).reshape([64, 16, 16]).load(dec_lat)
+        lat = _mx_to_e4m3(packed, sc_lat)  # [64 t, 16 blk, 32]
         lat = gl.permute(gl.reshape(lat, [64, 8, 64]), (1, 0, 2))  # [8 c, 64 t, 64 d]: dim = 64 c + d
         k_smem[0].index(0).store(gl.reshape(lat, [512, 64]))
         rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sc_rope)  # [64, 2, 32]
@@ -373,7 +390,7 @@ if gl is not None:
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
-        PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False,
+        PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
@@ -421,10 +438,29 @@ if gl is not None:
         # with one whole MX block (16 bytes, one LDS.128) per thread and a quarter warp reading 128
         # contiguous bytes (8 blocks of one token: no bank conflicts)
         rope_blk: gl.constexpr = gl.BlockedLayout([1, 16], [16, 2], [4, 1], [1, 0])
-        dec_lat: gl.constexpr = gl.DistributedLinearLayout(
-            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [8, 0, 0], [16, 0, 0], [32, 0, 0]],
-            lane_bases=[[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0], [1, 0, 0]],
-            warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[64, 16, 16])
+        if ROW_PERM:
+            # a quarter warp = 8 consecutive rows of one block: the ring is swizzled (16-byte unit ^ row % 8)
+            # and the K tile's 64-byte swizzle spreads 8 consecutive rows over all banks, so both the
+            # LDS.128 of the packed bytes and the STS.128 of the e4m3 bytes are conflict-free (v100's
+            # layout, 8 blocks of one token per quarter warp, wrote 4 rows 4 KB apart: 4-way conflicts)
+            mx_copy: gl.constexpr = gl.BlockedLayout([1, 16], [2, 16], [4, 1], [1, 0])
+            dec_lat_2d: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [32, 0], [0, 64], [0, 128]],
+                lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
+                warp_bases=[[8, 0], [16, 0]], block_bases=[], shape=[64, 256])
+            dec_lat: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [32, 0, 0], [0, 4, 0], [0, 8, 0]],
+                lane_bases=[[1, 0, 0], [2, 0, 0], [4, 0, 0], [0, 1, 0], [0, 2, 0]],
+                warp_bases=[[8, 0, 0], [16, 0, 0]], block_bases=[], shape=[64, 16, 16])
+            mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0])
+        else:
+            mx_copy: gl.constexpr = kv_blk
+            dec_lat_2d: gl.constexpr = kv_blk  # (unused)
+            dec_lat: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [8, 0, 0], [16, 0, 0], [32, 0, 0]],
+                lane_bases=[[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0], [1, 0, 0]],
+                warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[64, 16, 16])
+            mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
         dec_rope: gl.constexpr = gl.DistributedLinearLayout(
             reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8]],
             lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
@@ -449,7 +485,7 @@ if gl is not None:
         k_smem = (gl.allocate_shared_memory(gl.float8e4nv, [K_STAGES, 8 * BLOCK_N, 64], k_sl),
                   gl.allocate_shared_memory(gl.float8e4nv, [K_STAGES, BLOCK_N, 64], k_sl))
         if KV_FORMAT == 2:
-            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES, BLOCK_N, 256], mx_sl)
+            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES, BLOCK_N, 256], mx_lat_sl)
             mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, BLOCK_N, 32], mx_sl)
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, QR, 64], q_sl)  # QK_PAIRS: both terms, interleaved
         if QK_PAIRS:
@@ -464,14 +500,15 @@ if gl is not None:
         for i in gl.static_range(STAGES - 1):
             if KV_FORMAT == 2:
                 _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
-                               kv_blk, rope_blk)
+                               mx_copy, rope_blk, ROW_PERM)
             else:
-                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk)
+                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk,
+                            ROW_PERM)
         if KV_FORMAT == 2:  # the first tile's scales (register prefetch, one tile ahead from here on)
             sc_lat = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 16, 0, BLOCK_N,
-                                     gl.SliceLayout(2, dec_lat))
+                                     gl.SliceLayout(2, dec_lat), ROW_PERM)
             sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
-                                      gl.SliceLayout(2, dec_rope))
+                                      gl.SliceLayout(2, dec_rope), ROW_PERM)
 
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
@@ -524,14 +561,14 @@ if gl is not None:
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
             if KV_FORMAT == 2:
                 _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, kv_blk, rope_blk)
+                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM)
                 sc_lat_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 16, 0, BLOCK_N,
-                                              gl.SliceLayout(2, dec_lat))
+                                              gl.SliceLayout(2, dec_lat), ROW_PERM)
                 sc_rope_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 2, 16, BLOCK_N,
-                                               gl.SliceLayout(2, dec_rope))
+                                               gl.SliceLayout(2, dec_rope), ROW_PERM)
                 async_copy.wait_group(STAGES - 1)
                 _cta_barrier()  # tile j's packed bytes are in; every warp is done with the last K tile
-                _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope)
+                _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope, dec_lat_2d, ROW_PERM)
                 sc_lat = sc_lat_next
                 sc_rope = sc_rope_next
                 fence_async_shared()
@@ -539,7 +576,7 @@ if gl is not None:
                 kst = 0
             else:
                 _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk)
+                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk, ROW_PERM)
                 async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's
@@ -556,7 +593,7 @@ if gl is not None:
                     _convert_v(_chunk(k_smem, kst, c), v16, c, kv_blk)
             st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout)
 
-            pos = n0 + offs_n
+            pos = n0 + _row_token(offs_n, ROW_PERM)
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
             m_new = gl.maximum(m_i, gl.max(st, axis=0))
             m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)

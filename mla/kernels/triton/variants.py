@@ -41,6 +41,7 @@ class Variant:
     gluon_epi_natural: bool = False  # gluon, with gluon_pv_reg: output rows re-ordered in registers, whole-row stores
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
     gluon_kv: str = "fp8"  # gluon: the KV format the kernel is built for ("mxfp4": packed ring + table decode)
+    gluon_row_perm: bool = False  # gluon: tile rows hold tokens in a bit-swapped order (bank-conflict-free V loads)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -213,6 +214,17 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v101_n64_w4_s3_gl_mx", 64, 4, 3, 0, "v100 with a 3-stage ring (111 KB smem: still two CTAs per SM)",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4"),
+    # not yet measured on a GPU: gen3-r6's Nsight Compute named shared memory (v99: mio_throttle 1.85 +
+    # short_scoreboard 1.21 of ~7 stall cycles per instruction; v100 short_scoreboard 2.63, L1/TEX 76%);
+    # the V^T fragment loads of v97-v101 are 4-way bank-conflicted, and so are v100's decode stores
+    Variant("v102_n64_w4_s2_gl_en_rp", 64, 4, 2, 0, "v99 with the tile's rows in a bit-swapped token order "
+            "(row r holds token r with bits 0<->4, 2<->5): the V^T fragment LDS.128 conflict-free", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_row_perm=True),
+    Variant("v103_n64_w4_s2_gl_mx_rp", 64, 4, 2, 0, "v100 with v102's row order and the decode by 8 consecutive "
+            "rows per quarter warp (swizzled ring): its LDS / STS and the V^T loads conflict-free", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_row_perm=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
