@@ -244,18 +244,17 @@ def test_many_splits_and_a_long_sequence(variant):
     _checked(data, variant, 1)
 
 
-def test_default_on_hopper_is_generation_3_and_long_programs_take_register_pv():
-    from mla.kernels.triton.variants import HOPPER_DEFAULT, HOPPER_LONG, default_variant, hopper_long_variant
+def test_default_on_hopper_is_generation_3():
+    from mla.kernels.triton.variants import DEFAULT_VARIANT, HOPPER_DEFAULT, default_variant
 
     assert default_variant("fp8", "bf16", hopper_gluon=True) == HOPPER_DEFAULT["fp8"]
     assert default_variant("fp8", "bf16", hopper_gluon=False) == "v75_n64_w4_s3_sab_pvs_c2"  # portable
     assert default_variant("fp8", "fp8", hopper_gluon=True) != HOPPER_DEFAULT["fp8"]  # quantized Q: gen 1
-    long_name, min_tokens = HOPPER_LONG["fp8"]
-    assert hopper_long_variant(HOPPER_DEFAULT["fp8"], "fp8", min_tokens) == long_name
-    assert hopper_long_variant(HOPPER_DEFAULT["fp8"], "fp8", min_tokens - 1) is None
-    assert hopper_long_variant("v75_n64_w4_s3_sab_pvs_c2", "fp8", 10 ** 6) is None  # a named variant stays
-    a, b = VARIANTS[HOPPER_DEFAULT["fp8"]], VARIANTS[long_name]
-    assert (a.block_n, a.num_warps, a.heads_per_prog) == (b.block_n, b.num_warps, b.heads_per_prog)  # same splits
+    assert default_variant("mxfp4", "bf16", (124, 127), hopper_gluon=True) == HOPPER_DEFAULT["mxfp4"]
+    # scales the table decode cannot represent: generation 2 (exact for E8M0 >= 119)
+    assert default_variant("mxfp4", "bf16", (120, 127), hopper_gluon=True) == DEFAULT_VARIANT["mxfp4"]
+    for fmt, name in HOPPER_DEFAULT.items():
+        assert VARIANTS[name].family == "gluon" and VARIANTS[name].kv_formats == (fmt,)
 
 
 def test_v99_stores_whole_rows_where_v98_scatters():
@@ -266,11 +265,3 @@ def test_v99_stores_whole_rows_where_v98_scatters():
     assert len(re.findall(r"STG\.E\.128", v99)) >= 16 and not re.findall(r"STG\.E\.128", v98)
     assert len(re.findall(r"\bSTG\.E\b(?!\.)", v98)) >= 64
 
-
-def test_mxfp4_default_on_hopper_takes_generation_3_only_for_scales_it_represents(monkeypatch):
-    from mla.kernels.triton import variants
-
-    monkeypatch.setitem(variants.HOPPER_DEFAULT, "mxfp4", "v100_n64_w4_s2_gl_mx")
-    assert variants.default_variant("mxfp4", "bf16", (122, 133), hopper_gluon=True) == "v100_n64_w4_s2_gl_mx"
-    assert variants.default_variant("mxfp4", "bf16", (121, 127), hopper_gluon=True) == variants.DEFAULT_VARIANT["mxfp4"]
-    assert variants.default_variant("mxfp4", "bf16", (124, 127), hopper_gluon=False) == variants.DEFAULT_VARIANT["mxfp4"]

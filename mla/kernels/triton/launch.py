@@ -36,8 +36,8 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant,
-                       hopper_long_variant)
+from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant,
+                       get_variant)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -340,10 +340,6 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
-        if variant is None:  # the default call: programs that each read a long KV range take HOPPER_LONG
-            long_name = hopper_long_variant(self.variant.name, kv_format, self.max_kv_len // self.num_splits)
-            if long_name:  # same tile, warps and heads per program: the split count stands
-                self.variant = get_variant(long_name)
         if reduce_by_rule and fused_by_default(self.variant, kv_format, self.num_splits, self.max_kv_len):
             self.fused_reduce = self.balanced = True
         self.chunk_tokens = 0

@@ -270,22 +270,13 @@ FALLBACK_VARIANT = {"bf16": "v28_n32_w4_s3_tr", "fp8": "v35_n32_w4_s2_f16wp_tr",
 EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 
 
-# on an sm90 GPU with Gluon (generation 3, Hopper only), H200 2026-12-01, data/measured/h200/gen3-r5.csv
-# (one run, every row checked): v96 beat generation 2's v75 on all 8 leaderboard shapes (bs4-kv1024
-# 14.0 vs 17.0 us, bs32-kv8192 77.0 vs 91.8, bs256-kv8192 504 vs 534); v98 (register-A PV) is faster
-# still where one program reads a long KV range (bs256-kv8192: 451 us; 8192 tokens per program) but
-# slower where its scattered epilogue stores dominate (split shapes, bs256-kv1024: 80 vs 75 us)
-HOPPER_DEFAULT = {"fp8": "v96_n64_w4_s2_gl_qp_r2"}
-HOPPER_LONG = {"fp8": ("v98_n64_w4_s2_gl_pvr_qp", 4096)}  # (variant, min KV tokens per program)
-
-
-def hopper_long_variant(name: str, kv_format: str, tokens_per_program: int) -> str | None:
-    """HOPPER_LONG's variant when the default call's ``name`` is HOPPER_DEFAULT and each program reads
-    at least its token threshold; None otherwise."""
-    if HOPPER_DEFAULT.get(kv_format) != name or kv_format not in HOPPER_LONG:
-        return None
-    long_name, min_tokens = HOPPER_LONG[kv_format]
-    return long_name if tokens_per_program >= min_tokens else None
+# on an sm90 GPU with Gluon (generation 3, Hopper only), H200 2026-12-01, data/measured/h200/gen3-r6.csv
+# and gen3-r7.csv (one run each, every row checked): fp8 v99 is at or below v96 / v98 on all 8
+# leaderboard shapes (bs256-kv8192 438 / 441 us vs v98 450, v96 497; bs64-kv8192 123 vs 137); v102
+# (conflict-free V loads) measured the same within 1%. MXFP4 v103 beat generation 2's v86 on every
+# shape (bs256-kv8192 590 vs 906 us, bs4-kv1024 14.1 vs 20.2) and v100 (625) at kv8192; it needs
+# E8M0 scales in MXFP4_GLUON_EXACT, else the default stays generation 2 (default_variant)
+HOPPER_DEFAULT = {"fp8": "v99_n64_w4_s2_gl_pvr_qp_en", "mxfp4": "v103_n64_w4_s2_gl_mx_rp"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
