@@ -339,6 +339,7 @@ def _kernel_ops_of_one_queued_check(kv_format: str) -> list[str]:
                 self.ops.append(name)
             return func(*args, **(kwargs or {}))
 
+    clear_plans()
     data = good()
     mla.decode(data, backend="torch", kv_format=kv_format)
     guard = call_guard(mla.plan(data, backend="torch", kv_format=kv_format))
