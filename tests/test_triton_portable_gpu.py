@@ -19,12 +19,12 @@ import mla
 needs_cuda = pytest.mark.skipif(not (torch.cuda.is_available() and torch.version.hip is None),
                                 reason="needs an NVIDIA GPU (the portable path is compiled, not interpreted)")
 
-# each format's portable default variant (DEFAULT_VARIANT: on an sm90 GPU the fp8 default call takes
+# each format's portable default variant (DEFAULT_VARIANT: on an sm90 GPU the fp8 and MXFP4 default calls take
 # generation 3, a Hopper-only Gluon kernel, tests/test_triton_gen3.py), plus the PTX-decode variants
 # whose portable branch differs most
 from mla.kernels.triton.variants import DEFAULT_VARIANT  # noqa: E402
 
-VARIANTS = [("bf16", None), ("fp8", DEFAULT_VARIANT["fp8"]), ("fp8", "v29_n32_w4_s2_f16w_tr"), ("mxfp4", None),
+VARIANTS = [("bf16", None), ("fp8", DEFAULT_VARIANT["fp8"]), ("fp8", "v29_n32_w4_s2_f16w_tr"), ("mxfp4", DEFAULT_VARIANT["mxfp4"]),
             ("mxfp4", "v17_n32_w4_s2_mxw")]
 SHAPES = {
     "ragged-bs4": dict(batch_size=4, q_seq_len=1, kv_seq_len=1000, kv_lens=(1, 7, 33, 1000)),

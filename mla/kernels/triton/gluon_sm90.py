@@ -1,4 +1,4 @@
-"""Generation 3 of the Triton family: the fp8 swap-AB decode written in Gluon for sm90 (Hopper).
+"""Generation 3 of the Triton family: the fp8 / MXFP4 swap-AB decode written in Gluon for sm90 (Hopper).
 
 Why Gluon (docs/notes-triton.md, "Generation 3"): generation 2 (swapab.py) put QK^T on fp8
 warpgroup MMA, but Nsight Compute showed what plain Triton generates around the MMAs is what binds:
@@ -20,12 +20,19 @@ keeps generation 2's math and changes only what the measurements named:
        PV_REG: straight into registers as the MMA's A operands - the latent dims relabelled so one
        16-byte load per token is each thread's fragment (_v_fragments); the epilogue stores each
        row of acc^T at its dim (_slice_dims).
-Measured variants v91-v98 (variants.py; docs/notes-triton.md "Generation 3").
+    MXFP4 (KV_FORMAT 2, on the PV_REG + QK_PAIRS + EPI_NATURAL kernel): the ring holds packed tiles
+    (288 bytes per token); each iteration decodes one into a single e4m3 K tile - every MX block
+    by one thread, a PRMT table lookup per 4 elements with the block scale in the exponent field
+    (_E2M1_E4M3_PTX) - after which steps 2-4 are the fp8 kernel's (scale 1). The scales come by
+    register loads one tile ahead.
+    ROW_PERM: the tile's rows hold its tokens in a bit-swapped order (_row_token) so that the V^T
+    fragment loads (and the MXFP4 decode stores) are bank-conflict-free.
+Measured variants v91-v103 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged. Not supported here (the
-plan refuses them): the fused reduce, the balanced work list, bf16 partials, MXFP4 (generation 2
-stays its default). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels
+plan refuses them): the fused reduce, the balanced work list, bf16 partials, quantized Q, and MXFP4
+scales outside E8M0 122..133 (generation 2 takes those). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels
 have none), where generation 2 remains the portable path.
 """
 
