@@ -37,11 +37,25 @@ order), time_kernel = its 'kernel'):
                     are remembered and skip it: see 'queued_checks' of the decode rows)
   decode_nograph    mla.decode(..., graph=False): plain launches (the Triton launch path per format)
 
-Every loop records the device median (events) and host_median_us (perf_counter around the same call),
-and the plan's call_paths / CallGuard deltas (launches, captures, replays, full_checks, queued_checks).
+  queue_step:<v>:<s> (GPU only) host time of each step s of CallGuard._queue (wait_stream, check_ops,
+                    d2h_copy, event_record, stream_exit) in eval.py's order, flush not awaited, for
+                    the current check ops (v = current) and the ones before 5cb5538 (5 / 11 launches)
+
+Every loop records the device median and p90 (events) and host_median_us / host_p90_us (perf_counter
+around the same call), and the plan's call_paths / CallGuard deltas (launches, captures, replays,
+full_checks, queued_checks); block_host_floor_us is the host floor measured again just before each
+(round, format) block. Each loop starts with the graph policy's recent keys cleared (a loop's first
+address set can be the last one of the loop before: in r1 that made one capture in a fresh loop).
+
+Round 1 (data/measured/h200/issue10/gap-r1.csv, commit 5cb5538 without the validate change that
+follows it): cold decode 34-37 us for all three formats in both rounds (replay 16-18, run 20-22,
+decode_noguard 24-28: the CallGuard ~9 us); fresh decode 14-16 us = the kernel, with host 150-220 us
+against a 237-us flush; decode_queued 110-424 us (host 310-590 us); one harness row per round 2x slow
+in cold / warm / fresh (r1 fp8, r2 bf16) while the isolated loops of that format were not.
 Rounds run the formats in opposite orders (round 1 bf16, fp8, mxfp4; round 2 reversed): a gap that
 follows the position and not the format is process / order state, not the format's call path.
-Budget: ~35-55 s of GPU time on a warm Triton cache (--budget stops starting loops after it).
+Budget: r1 took 10 s on the H200 (warm Triton cache); a cold cache adds the compiles; --budget (55 s)
+stops starting loops after it.
 """
 
 from __future__ import annotations
@@ -56,6 +70,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 if not torch.cuda.is_available():
@@ -84,7 +99,10 @@ FRESH_PATHS = ("replay", "run", "decode", "decode_noguard", "decode_queued", "de
 HARNESS_MODES = ("cold", "warm", "kernel", "fresh")
 FIELDS = ("timestamp_utc", "round", "position", "case", "kv_format", "variant", "mode", "path", "status", "message",
           "median_us", "min_us", "iqr_us", "n", "host_median_us", "launches", "captures", "replays", "full_checks",
-          "queued_checks", "plan_config", "flush_us", "host_floor_us", "graph_floor_us")
+          "queued_checks", "plan_config", "flush_us", "host_floor_us", "graph_floor_us",
+          # added after gap-r1 (data/measured/h200/issue10/gap-r1.csv has the columns above only)
+          "p90_us", "host_p90_us", "block_host_floor_us")
+QUEUE_STEPS = ("wait_stream", "check_ops", "d2h_copy", "event_record", "stream_exit")
 NAN = math.nan
 
 
@@ -96,6 +114,51 @@ def host_timed(fn, sink: list):
         sink.append((time.perf_counter() - t0) * 1e6)
         return out
     return timed
+
+
+def p90(samples) -> float:
+    return float(np.percentile(np.asarray(samples, dtype=np.float64), 90)) if len(samples) else NAN
+
+
+def bad_before_5cb5538(guard, qo, kv, scale):
+    """CallGuard._bad as it was up to commit 5cb5538 (5 launches; 11 with the fp8 scale): the
+    queue_step rows time it beside the current one."""
+    bad = (qo != guard.canonical[0]).any() | (kv != guard.canonical[1]).any()
+    if scale is not None:
+        bad = bad | ~((scale > 0) & (scale < float("inf"))).all()
+    return bad
+
+
+def queue_steps(guard, kv_format, make, flush, device, n: int) -> dict:
+    """Host time of each step of CallGuard._queue in eval.py's order (synchronize, flush not awaited,
+    then the steps), for the current check ops and the ones before 5cb5538. gap-r1's decode_queued
+    rows spent 310-590 us of host time per call, more than the 237-us flush: if one step waits for
+    the device (the flush, then the side stream's ops), it is the one near or above the flush here.
+    -> {(variant, step): [us, ...]}"""
+    side = mla.validate._side_stream(device)
+    flags, events = guard._ring
+    res: dict = {}
+    for variant, bad_fn in (("current", guard._bad), ("before_5cb5538", lambda *a: bad_before_5cb5538(guard, *a))):
+        for i in range(n):
+            d = make(10_000 + i)
+            scale = d[1]["fp8"][1] if kv_format == "fp8" else None
+            torch.cuda.synchronize()
+            flush.flush()  # not awaited, as time_fresh / eval.py
+            t = [time.perf_counter()]
+            side.wait_stream(torch.cuda.current_stream(device))
+            t.append(time.perf_counter())
+            with torch.cuda.stream(side):
+                bad = bad_fn(d[2], d[3], scale)
+                t.append(time.perf_counter())
+                flags[i % len(flags)].copy_(bad, non_blocking=True)
+                t.append(time.perf_counter())
+                events[i % len(events)].record(side)
+                t.append(time.perf_counter())
+            t.append(time.perf_counter())
+            torch.cuda.synchronize()
+            for step, a, b in zip(QUEUE_STEPS, t, t[1:]):
+                res.setdefault((variant, step), []).append((b - a) * 1e6)
+    return res
 
 
 def noguard(kv_format: str):
@@ -118,6 +181,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-runs", type=int, default=120)
     ap.add_argument("--budget", type=float, default=55.0, help="seconds; loops after it are skipped")
     ap.add_argument("--no-harness", action="store_true", help="skip the run_bench reproduction of the campaign row")
+    ap.add_argument("--queue-steps", type=int, default=20, help="repeats of the step-by-step queued-check timing")
     args = ap.parse_args(argv)
     t_start = time.time()
 
@@ -169,6 +233,12 @@ def main(argv=None) -> int:
             if over_budget():
                 emit(**common, path="*", status="skipped", message="script budget spent")
                 continue
+            # the host floor again, now: a block whose floor is up is a slow-host episode (gap-r1: one
+            # harness row per round 2x slower in cold / warm / fresh, a different format each round)
+            common["block_host_floor_us"] = measure_host_floor(device, rule)
+            if over_budget():
+                emit(**common, path="*", status="skipped", message="script budget spent")
+                continue
             # 1. the campaign row, through the harness, in this process
             if not args.no_harness:
                 snap: dict = {}
@@ -204,7 +274,7 @@ def main(argv=None) -> int:
                 samples, method = time_kernel(lambda: kp.run(timing), rule, flush)
                 st = summarize(samples)
                 emit(**common, **meta, mode="kernel", path="kernel", status="ok", message=method,
-                     median_us=st["median"], min_us=st["min"], iqr_us=st["iqr"], n=st["n"])
+                     median_us=st["median"], min_us=st["min"], iqr_us=st["iqr"], n=st["n"], p90_us=p90(samples))
 
             def decode(d, _kvf=kvf, **cfg):
                 return mla.decode(d, backend=BACKEND, kv_format=_kvf, **cfg)
@@ -247,6 +317,9 @@ def main(argv=None) -> int:
                             return _make(i)
                     else:  # decode_nograph
                         fn = (lambda d: decode(d, graph=False))
+                    # a loop's first address set can be the previous loop's last one (freed between
+                    # them): 'consecutive' for GraphAutoPolicy, a capture (gap-r1: bf16 decode_queued)
+                    counted.kernel_plan._auto.recent.clear()
                     before = counters(counted)
                     try:
                         if mode == "cold":
@@ -256,16 +329,27 @@ def main(argv=None) -> int:
                         else:
                             samples = time_fresh(make, host_timed(fn, host), rule, flush=flush, verify=verify)
                         st = summarize(samples)
+                        st["p90"] = p90(samples)
                         status, message = ("failed", failures[0]) if failures else ("ok", "")
                     except Exception as e:  # one path failing must not lose the others' rows
-                        st, status, message = dict(median=NAN, min=NAN, iqr=NAN, n=0), "error", \
+                        st, status, message = dict(median=NAN, min=NAN, iqr=NAN, n=0, p90=NAN), "error", \
                             f"{type(e).__name__}: {e}"[:500]
                     after = counters(counted)
                     hs = host[-st["n"]:] if st["n"] else []
                     emit(**common, **meta, mode=mode, path=name, status=status, message=message,
-                         median_us=st["median"], min_us=st["min"], iqr_us=st["iqr"], n=st["n"],
-                         host_median_us=summarize(hs)["median"] if hs else NAN,
+                         median_us=st["median"], min_us=st["min"], iqr_us=st["iqr"], n=st["n"], p90_us=st["p90"],
+                         host_median_us=summarize(hs)["median"] if hs else NAN, host_p90_us=p90(hs),
                          **{k: after[k] - before[k] for k in after})
+            if on_gpu and not over_budget():
+                mla.validate.wait_pending()  # the ring's flags are reused below: no check of the loops in flight
+
+                def make_q(i):
+                    return generate_case(case, device=device, seed=case.seed + FRESH_SEED_STEP * i)
+                for (variant, step), us in queue_steps(guard, kvf, make_q, flush, device, args.queue_steps).items():
+                    st = summarize(us)
+                    emit(**common, **meta, mode="fresh", path=f"queue_step:{variant}:{step}", status="ok",
+                         message="host us of one step of CallGuard._queue, flush not awaited",
+                         host_median_us=st["median"], host_p90_us=p90(us), min_us=st["min"], n=st["n"])
             clear_plans()
     f.close()
 
@@ -296,6 +380,17 @@ def main(argv=None) -> int:
                 r = last[-1]
                 tail = f"   {r['launches']}/{r['captures']}/{r['replays']} {r['full_checks']}/{r['queued_checks']}"
             print(f"{kvf:6s} {mode:6s} {pth:15s} {cells}{tail}")
+    steps = [r for r in rows if str(r["path"]).startswith("queue_step:")]
+    if steps:
+        print("\nqueued contents check, host us per step (median / p90), flush not awaited")
+        for kvf in formats:
+            for variant in ("current", "before_5cb5538"):
+                mine = {r["path"].split(":")[2]: r for r in steps if r["kv_format"] == kvf
+                        and r["path"].split(":")[1] == variant}
+                if mine:
+                    print(f"{kvf:6s} {variant:15s} " + "  ".join(
+                        f"{k} {mine[k]['host_median_us']:.1f}/{mine[k]['host_p90_us']:.1f}"
+                        for k in QUEUE_STEPS if k in mine))
     bad = [r for r in rows if r["status"] not in ("ok", "skipped")]
     for r in bad:
         print(f"NOT OK {r['kv_format']} {r.get('mode')} {r['path']}: {r['status']}: {str(r['message'])[:200]}")

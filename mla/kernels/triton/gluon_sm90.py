@@ -27,6 +27,9 @@ keeps generation 2's math and changes only what the measurements named:
     register loads one tile ahead.
     ROW_PERM: the tile's rows hold its tokens in a bit-swapped order (_row_token) so that the V^T
     fragment loads (and the MXFP4 decode stores) are bank-conflict-free.
+    LAZY_SUM: the softmax denominators accumulate per thread ([64, R], rescaled by alpha like the
+    output) and are summed across the warps once after the loop: one cross-warp reduction (shuffles,
+    a shared exchange, a barrier) per tile instead of two.
 Measured variants v91-v103 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
@@ -398,7 +401,7 @@ if gl is not None:
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        LAZY_SUM: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -537,6 +540,8 @@ if gl is not None:
 
         m_i = gl.full([R], float("-inf"), gl.float32, layout=gl.SliceLayout(0, s_layout))
         l_i = gl.zeros([R], gl.float32, layout=gl.SliceLayout(0, s_layout))
+        if LAZY_SUM:  # per-thread partial row sums; the one cross-warp sum happens after the loop
+            l_t = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
         zero_s = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
         zero_s2 = gl.zeros([BLOCK_N, 2 * R], gl.float32, layout=s2_layout)
         acc0 = gl.zeros([64, R], gl.float32, layout=o_layout)
@@ -606,7 +611,10 @@ if gl is not None:
             m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
             alpha = gl.exp2(m_i - m_safe)
             pt = gl.exp2(st - m_safe[None, :])
-            l_i = l_i * alpha + gl.sum(pt, axis=0)
+            if LAZY_SUM:
+                l_t = l_t * alpha[None, :] + pt
+            else:
+                l_i = l_i * alpha + gl.sum(pt, axis=0)
             m_i = m_new
             if PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
@@ -636,6 +644,8 @@ if gl is not None:
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                 num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
         async_copy.wait_group(0)
+        if LAZY_SUM:
+            l_i = gl.sum(l_t, axis=0)
 
         # -- epilogue: acc^T slices -> rows-major [R, 64] pieces of the output / partial -----------
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))

@@ -42,6 +42,7 @@ class Variant:
     gluon_v_slots: int = 8  # gluon: fp16 V in smem as the whole tile (8 slices of 64 dims) or a ring of 2 / 4
     gluon_kv: str = "fp8"  # gluon: the KV format the kernel is built for ("mxfp4": packed ring + table decode)
     gluon_row_perm: bool = False  # gluon: tile rows hold tokens in a bit-swapped order (bank-conflict-free V loads)
+    gluon_lazy_sum: bool = False  # gluon: softmax sums kept per thread, reduced across warps once after the loop
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -225,6 +226,16 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "rows per quarter warp (swizzled ring): its LDS / STS and the V^T loads conflict-free", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True),
+    # not yet measured on a GPU: r6 / r7's ncu put ~0.6 stall cycles per instruction on barriers and
+    # the largest share on the MIO pipe; the per-tile softmax sum is one of the two cross-warp
+    # reductions (shuffles + a shared exchange + a barrier) per tile and is needed only at the end
+    Variant("v104_n64_w4_s2_gl_en_ls", 64, 4, 2, 0, "v99 with the softmax sums kept per thread (rescaled like "
+            "the output) and summed across warps once after the loop: one cross-warp reduction per tile, not two",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True),
+    Variant("v105_n64_w4_s2_gl_mx_rp_ls", 64, 4, 2, 0, "v103 with v104's once-per-program softmax sum",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
