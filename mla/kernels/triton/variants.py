@@ -199,13 +199,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v98_n64_w4_s2_gl_pvr_qp", 64, 4, 2, 0, "v97 with v96's interleaved one-operand QK (the K tile read "
             "once by the MMAs)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
             gluon_qk_pairs=True),
-    # not yet measured on a GPU (written after the last H200 round of 2026-12-01): v98's epilogue stores
+    # (measured in gen3-r6) v98's epilogue stores
     # each output row in the relabelled dim order (2- / 4-byte scattered stores), which is where v98
     # loses to v96 on the split shapes (gen3-r5); this undoes the relabelling in registers first
     Variant("v99_n64_w4_s2_gl_pvr_qp_en", 64, 4, 2, 0, "v98 with the output rows put back in dim order in "
             "registers (joins + one layout conversion), then whole-row stores", family="gluon", pv_swap=True,
             tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True),
-    # MXFP4 in generation 3 (not yet measured on a GPU): v99's kernel fed by a packed ring; each element
+    # MXFP4 in generation 3 (measured in gen3-r6): v99's kernel fed by a packed ring; each element
     # decoded once, by table lookup into the e4m3 K tile that QGMMA reads and V^T's fragments come from
     Variant("v100_n64_w4_s2_gl_mx", 64, 4, 2, 0, "v99 for MXFP4: a 2-stage ring of packed tiles (18 KB each), "
             "each MX block decoded once into the e4m3 K tile by two PRMT table lookups per 4 elements (block "
@@ -215,7 +215,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v101_n64_w4_s3_gl_mx", 64, 4, 3, 0, "v100 with a 3-stage ring (111 KB smem: still two CTAs per SM)",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4"),
-    # not yet measured on a GPU: gen3-r6's Nsight Compute named shared memory (v99: mio_throttle 1.85 +
+    # (measured in gen3-r7) gen3-r6's Nsight Compute named shared memory (v99: mio_throttle 1.85 +
     # short_scoreboard 1.21 of ~7 stall cycles per instruction; v100 short_scoreboard 2.63, L1/TEX 76%);
     # the V^T fragment loads of v97-v101 are 4-way bank-conflicted, and so are v100's decode stores
     Variant("v102_n64_w4_s2_gl_en_rp", 64, 4, 2, 0, "v99 with the tile's rows in a bit-swapped token order "
@@ -226,9 +226,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "rows per quarter warp (swizzled ring): its LDS / STS and the V^T loads conflict-free", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True),
-    # not yet measured on a GPU: r6 / r7's ncu put ~0.6 stall cycles per instruction on barriers and
-    # the largest share on the MIO pipe; the per-tile softmax sum is one of the two cross-warp
-    # reductions (shuffles + a shared exchange + a barrier) per tile and is needed only at the end
+    # r6 / r7's ncu put ~0.6 stall cycles per instruction on barriers and the largest share on the
+    # MIO pipe; the per-tile softmax sum is one of the two cross-warp reductions (shuffles + a shared
+    # exchange + a barrier) per tile and is needed only at the end (measured in gen3-r8)
     Variant("v104_n64_w4_s2_gl_en_ls", 64, 4, 2, 0, "v99 with the softmax sums kept per thread (rescaled like "
             "the output) and summed across warps once after the loop: one cross-warp reduction per tile, not two",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
@@ -287,7 +287,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # (conflict-free V loads) measured the same within 1%. MXFP4 v103 beat generation 2's v86 on every
 # shape (bs256-kv8192 590 vs 906 us, bs4-kv1024 14.1 vs 20.2) and v100 (625) at kv8192; it needs
 # E8M0 scales in MXFP4_GLUON_EXACT, else the default stays generation 2 (default_variant)
-HOPPER_DEFAULT = {"fp8": "v99_n64_w4_s2_gl_pvr_qp_en", "mxfp4": "v103_n64_w4_s2_gl_mx_rp"}
+# gen3-r8.csv: v104 / v105 (the softmax sum once per program) at or within noise of v99 / v103 on
+# every shape, faster at bs256-kv8192 (429 vs 439 us; 565 vs 593)
+HOPPER_DEFAULT = {"fp8": "v104_n64_w4_s2_gl_en_ls", "mxfp4": "v105_n64_w4_s2_gl_mx_rp_ls"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
