@@ -193,9 +193,14 @@ if gl is not None:
     def _mx_to_e4m3(packed, sc):
         """packed [T, NBLK, 16] uint8 (one MX block per thread row) + its E8M0 bytes [T, NBLK] ->
         [T, NBLK, 32] e4m3 in element order (values exact: the block scale is in the exponent)."""
-        d = gl.where(sc == 0, 0, sc - 127)  # byte 0 = an all-zero block: only code 0 / 8 occur, table byte 0 is 0
-        lut_lo = gl.expand_dims(0x3C383000 + d * 0x08080800, 2)
-        lut_hi = gl.expand_dims(0x4C484440 + d * 0x08080808, 2)
+        # the plan refuses scales outside 122..133 when it is built; a later call's data is not re-read on
+        # the host, so here such a block decodes to e4m3 NaN (a NaN output row, as the reference gives for
+        # the NaN scale 0xFF) instead of a wrong value. Byte 0 (an all-zero block) decodes to +-0.
+        ok = (sc - 122).to(gl.uint32) <= 11  # 122 <= sc <= 133 in one compare
+        d = sc - 127  # (outside that range the products below are discarded)
+        other = gl.where(sc == 0, 0, 0x7F7F7F7F)
+        lut_lo = gl.expand_dims(gl.where(ok, 0x3C383000 + d * 0x08080800, other), 2)
+        lut_hi = gl.expand_dims(gl.where(ok, 0x4C484440 + d * 0x08080808, other), 2)
         lut_lo = gl.broadcast(lut_lo, packed)[0]
         lut_hi = gl.broadcast(lut_hi, packed)[0]
         # per 4 packed bytes (one 32-bit register): a = e4m3 of elements 0..3, b = of elements 4..7
