@@ -30,6 +30,8 @@ keeps generation 2's math and changes only what the measurements named:
     LAZY_SUM: the softmax denominators accumulate per thread ([64, R], rescaled by alpha like the
     output) and are summed across the warps once after the loop: one cross-warp reduction (shuffles,
     a shared exchange, a barrier) per tile instead of two.
+    LAZY_RESCALE (with LAZY_SUM): P against the running max, the output and sums rescaled only when a
+    column's max grows by more than 2**8 (a CTA-uniform branch): no 64 multiplies per thread per tile.
 Measured variants v91-v103 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
@@ -406,7 +408,7 @@ if gl is not None:
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
-        LAZY_SUM: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -419,6 +421,7 @@ if gl is not None:
         gl.static_assert(KV_FORMAT == 1 or (PV_REG and QK_PAIRS and EPI_NATURAL),
                          "MXFP4 is built on the PV_REG + QK_PAIRS + EPI_NATURAL kernel (v99)")
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
+        gl.static_assert(LAZY_SUM or not LAZY_RESCALE, "LAZY_RESCALE keeps the sums per thread (LAZY_SUM)")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
@@ -613,21 +616,39 @@ if gl is not None:
             pos = n0 + _row_token(offs_n, ROW_PERM)
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
             m_new = gl.maximum(m_i, gl.max(st, axis=0))
-            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = gl.exp2(m_i - m_safe)
-            pt = gl.exp2(st - m_safe[None, :])
-            if LAZY_SUM:
-                l_t = l_t * alpha[None, :] + pt
+            if LAZY_RESCALE:
+                # P is taken against the running max m_i and the output / sums are rescaled only when
+                # some column's max grew past it by more than 2**8 (every warp computes the same m_new,
+                # so the branch is uniform); otherwise P <= 256, which fp16 and the fp32 sums hold
+                grow = gl.max((m_new > m_i + 8.0).to(gl.int32), axis=0)
+                if grow > 0:
+                    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                    alpha = gl.exp2(m_i - m_safe)
+                    l_t = l_t * alpha[None, :]
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
+                        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
+                    m_i = m_new
+                m_ref = gl.where(m_i == float("-inf"), 0.0, m_i)
+                pt = gl.exp2(st - m_ref[None, :])
+                l_t = l_t + pt
             else:
-                l_i = l_i * alpha + gl.sum(pt, axis=0)
-            m_i = m_new
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                alpha = gl.exp2(m_i - m_safe)
+                pt = gl.exp2(st - m_safe[None, :])
+                if LAZY_SUM:
+                    l_t = l_t * alpha[None, :] + pt
+                else:
+                    l_i = l_i * alpha + gl.sum(pt, axis=0)
+                m_i = m_new
             if PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:
                 p_smem.store(pt.to(gl.float16))
-            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
-                gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
+            if not LAZY_RESCALE:
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                    gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
             if PV_REG:
                 fence_async_shared()  # P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()

@@ -43,6 +43,7 @@ class Variant:
     gluon_kv: str = "fp8"  # gluon: the KV format the kernel is built for ("mxfp4": packed ring + table decode)
     gluon_row_perm: bool = False  # gluon: tile rows hold tokens in a bit-swapped order (bank-conflict-free V loads)
     gluon_lazy_sum: bool = False  # gluon: softmax sums kept per thread, reduced across warps once after the loop
+    gluon_lazy_rescale: bool = False  # gluon: output rescaled only when the running max grows by > 2**8
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -236,6 +237,16 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v105_n64_w4_s2_gl_mx_rp_ls", 64, 4, 2, 0, "v103 with v104's once-per-program softmax sum",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True),
+    # not yet measured on a GPU: the output rescale is 64 FMUL per thread per tile of v104's ~750
+    # instructions per warp per tile; with the max rarely growing by 2**8 after the first tiles most
+    # tiles skip it (FlashAttention-4's conditional rescaling)
+    Variant("v106_n64_w4_s2_gl_en_ls_lr", 64, 4, 2, 0, "v104 with P against the running max and the output "
+            "rescaled only when a column's max grows by more than 2**8 (a uniform branch)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_lazy_sum=True, gluon_lazy_rescale=True),
+    Variant("v107_n64_w4_s2_gl_mx_ls_lr", 64, 4, 2, 0, "v105 with v106's conditional rescale", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_lazy_rescale=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -289,7 +300,8 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # E8M0 scales in MXFP4_GLUON_EXACT, else the default stays generation 2 (default_variant)
 # gen3-r8.csv: v104 / v105 (the softmax sum once per program) at or within noise of v99 / v103 on
 # every shape, faster at bs256-kv8192 (429 vs 439 us; 565 vs 593)
-HOPPER_DEFAULT = {"fp8": "v104_n64_w4_s2_gl_en_ls", "mxfp4": "v105_n64_w4_s2_gl_mx_rp_ls"}
+# gen3-r10 (campaign 7's call): v106 / v107, the conditional rescale (see their lines above)
+HOPPER_DEFAULT = {"fp8": "v106_n64_w4_s2_gl_en_ls_lr", "mxfp4": "v107_n64_w4_s2_gl_mx_ls_lr"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
