@@ -237,9 +237,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v105_n64_w4_s2_gl_mx_rp_ls", 64, 4, 2, 0, "v103 with v104's once-per-program softmax sum",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True),
-    # not yet measured on a GPU: the output rescale is 64 FMUL per thread per tile of v104's ~750
-    # instructions per warp per tile; with the max rarely growing by 2**8 after the first tiles most
-    # tiles skip it (FlashAttention-4's conditional rescaling)
+    # the output rescale is 64 FMUL per thread per tile of v104's ~750 instructions per warp per tile;
+    # with the max rarely growing by 2**8 after the first tiles most tiles skip it (FlashAttention-4's
+    # conditional rescaling). Measured in gen3-r10: no faster (fp8 432 vs 431 us, MXFP4 581 vs 575)
     Variant("v106_n64_w4_s2_gl_en_ls_lr", 64, 4, 2, 0, "v104 with P against the running max and the output "
             "rescaled only when a column's max grows by more than 2**8 (a uniform branch)", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
@@ -300,8 +300,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # E8M0 scales in MXFP4_GLUON_EXACT, else the default stays generation 2 (default_variant)
 # gen3-r8.csv: v104 / v105 (the softmax sum once per program) at or within noise of v99 / v103 on
 # every shape, faster at bs256-kv8192 (429 vs 439 us; 565 vs 593)
-# gen3-r10 (campaign 7's call): v106 / v107, the conditional rescale (see their lines above)
-HOPPER_DEFAULT = {"fp8": "v106_n64_w4_s2_gl_en_ls_lr", "mxfp4": "v107_n64_w4_s2_gl_mx_ls_lr"}
+# (gen3-r10: v106 / v107, the conditional rescale, measured no faster - 432 vs 431 us, 581 vs 575 -
+# and are not defaults)
+HOPPER_DEFAULT = {"fp8": "v104_n64_w4_s2_gl_en_ls", "mxfp4": "v105_n64_w4_s2_gl_mx_rp_ls"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
