@@ -283,3 +283,20 @@ def test_mxfp4_scales_out_of_range_after_the_plan_give_nan_rows_not_wrong_values
     ref = mla.reference(data, kv_format="mxfp4").float()
     err = (out[[0, 2]] - ref[[0, 2]]).abs().max().item()
     assert err < 0.05, err
+
+
+def test_bank_model_names_the_conflicts_row_perm_removes():
+    """The swizzle model behind v102 / v103 (mla/analysis/smem_banks.py): v97-v101's V^T loads and
+    v100's decode stores are 4-way, ROW_PERM's are conflict-free, and the model itself sees a plain
+    row-contiguous 128-byte access as one wavefront and 8 rows 4 KB apart in one bank group as 8."""
+    from mla.analysis import smem_banks as sb
+
+    r = sb.report()
+    assert r["V^T fragment loads, v97-v101"] == 4 and r["V^T fragment loads, ROW_PERM (v102+)"] == 1
+    assert r["MXFP4 decode stores, v100 / v101"] == 4 and r["MXFP4 decode stores, ROW_PERM (v103+)"] == 1
+    assert r["MXFP4 ring loads, ROW_PERM (v103+)"] == 1 and r["fp8 tile cp.async"] == 1
+    flat = lambda row, col: row * 4096 + col  # noqa: E731
+    assert sb.wavefronts([[0, 16], [0, 32], [0, 64], [1, 0], [2, 0]], [], flat, num_warps=1) == 1
+    assert sb.wavefronts([[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], flat, num_warps=1) == 8
+    with pytest.raises(ValueError, match="5 lane bases"):
+        sb.wavefronts([[1, 0]], [], flat)

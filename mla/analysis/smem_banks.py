@@ -1,0 +1,110 @@
+"""Shared-memory bank conflicts of generation 3's register <-> shared accesses, by a model (no GPU).
+
+Every access modelled here is a 16-byte vector per lane, so a quarter warp (8 lanes) is one
+wavefront when its 8 addresses fall in 8 different 16-byte bank groups of a 128-byte line; the
+result is the worst number of wavefronts a quarter warp needs (1 = conflict-free, 4 = 4-way).
+A layout enters as its linear-layout bases (lane and warp bases: the coordinates bit i of the lane
+/ warp index moves by, XOR-combined), exactly as written in mla/kernels/triton/gluon_sm90.py; an
+address function maps coordinates to the byte address of the shared buffer:
+
+    nvmma64_address   the fp8 K tile, [rows, 64 B] with the 64-byte NVMMA swizzle
+                      (16-byte unit ^ (row >> 1) & 3)
+    ring_address      the packed MXFP4 ring, [64, 256] bytes, plain or swizzled (16-byte unit ^ row % 8)
+
+GEN3_ACCESSES lists the accesses that decided variants v102 / v103 (gen3-r7: the V^T fragment
+loads of v97-v101 and v100's decode stores model as 4-way; v102 / v103's as conflict-free). The
+H200 said the decode stores mattered (v103 -6%) and the V loads did not (v102 = v99).
+
+    python3 scripts/probes/gluon_bank_model.py      (prints the table)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Bases = Sequence[Sequence[int]]
+
+
+def coords(bases: Bases, index: int) -> list[int]:
+    """Coordinates of ``index`` under linear-layout ``bases`` (bit i of index XORs in bases[i])."""
+    out = [0] * len(bases[0])
+    for i, b in enumerate(bases):
+        if index >> i & 1:
+            out = [o ^ x for o, x in zip(out, b)]
+    return out
+
+
+def nvmma64_address(row: int, col: int) -> int:
+    """Byte address of (row, byte col) in a [rows, 64 B] tile with the 64-byte NVMMA swizzle."""
+    return row * 64 + (((col >> 4) ^ ((row >> 1) & 3)) << 4) + (col & 15)
+
+
+def ring_address(row: int, col: int, swizzled: bool) -> int:
+    """Byte address in the [64, 256]-byte packed ring: plain, or 16-byte unit ^ row % 8."""
+    unit = ((col >> 4) ^ (row % 8)) if swizzled else (col >> 4)
+    return row * 256 + (unit << 4) + (col & 15)
+
+
+def wavefronts(lane_bases: Bases, warp_bases: Bases, address: Callable[..., int],
+               register_offsets: Sequence[Sequence[int]] = ((0, 0),), num_warps: int = 4) -> int:
+    """Worst wavefronts per quarter warp of a 16-byte-per-lane access (1 = no bank conflict)."""
+    if len(lane_bases) != 5:
+        raise ValueError(f"a warp has 32 lanes: 5 lane bases expected, got {len(lane_bases)}")
+    worst = 1
+    for w in range(num_warps):
+        for reg in register_offsets:
+            for q in range(4):
+                lines: dict[int, set[int]] = {}
+                for lane in range(8 * q, 8 * q + 8):
+                    c = coords(list(lane_bases) + list(warp_bases), lane | (w << 5))
+                    a = address(*[x ^ r for x, r in zip(c, reg)])
+                    lines.setdefault((a % 128) // 16, set()).add(a // 128)
+                worst = max(worst, max(len(v) for v in lines.values()))
+    return worst
+
+
+def _tile_rows(bases_c_t_d: Bases) -> list[list[int]]:
+    """[chunk c, token t, dim d] bases of the V^T fragment load -> [row 64 c + t, byte d] of the tile."""
+    return [[64 * c + t, d] for c, t, d in bases_c_t_d]
+
+
+def _block(t: int, blk: int) -> list[int]:
+    """(token, MX block) of the decode -> [row, byte] of its 32 e4m3 bytes in the K tile."""
+    return [64 * (blk >> 1) + t, 32 * (blk & 1)]
+
+
+def _blocked_lanes(threads_per_row: int) -> list[list[int]]:
+    """Lane bases of BlockedLayout([1, 16], [32 / threads_per_row, threads_per_row], ...) over bytes."""
+    return [[0, 16 << i] if (1 << i) < threads_per_row else [(1 << i) // threads_per_row, 0] for i in range(5)]
+
+
+_V_WARPS = _tile_rows([[2, 0, 0], [4, 0, 0]])
+GEN3_ACCESSES = {
+    # name: (lane bases, warp bases, address, register offsets) - the layouts of gluon_sm90.py
+    "V^T fragment loads, v97-v101": (
+        _tile_rows([[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]]), _V_WARPS, nvmma64_address, [[0, 0]]),
+    "V^T fragment loads, ROW_PERM (v102+)": (
+        _tile_rows([[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]]), _V_WARPS, nvmma64_address, [[0, 0]]),
+    "MXFP4 decode stores, v100 / v101": (
+        [_block(0, 1), _block(0, 2), _block(0, 4), _block(0, 8), _block(1, 0)], [_block(2, 0), _block(4, 0)],
+        nvmma64_address, [[0, 0], [0, 16]]),
+    "MXFP4 decode stores, ROW_PERM (v103+)": (
+        [_block(1, 0), _block(2, 0), _block(4, 0), _block(0, 1), _block(0, 2)], [_block(8, 0), _block(16, 0)],
+        nvmma64_address, [[0, 0], [0, 16]]),
+    "MXFP4 ring loads, v100 / v101": (
+        [[0, 16], [0, 32], [0, 64], [0, 128], [1, 0]], [[2, 0], [4, 0]],
+        lambda r, c: ring_address(r, c, False), [[0, 0]]),
+    "MXFP4 ring loads, ROW_PERM (v103+)": (
+        [[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]], [[8, 0], [16, 0]],
+        lambda r, c: ring_address(r, c, True), [[0, 0]]),
+    "MXFP4 ring cp.async, v100 / v101": (
+        _blocked_lanes(4), [[8, 0], [16, 0]], lambda r, c: ring_address(r, c, False), [[0, 0]]),
+    "MXFP4 ring cp.async, ROW_PERM (v103+)": (
+        _blocked_lanes(16), [[2, 0], [4, 0]], lambda r, c: ring_address(r, c, True), [[0, 0]]),
+    "fp8 tile cp.async": (_blocked_lanes(4), [[8, 0], [16, 0]], nvmma64_address, [[0, 0]]),
+}
+
+
+def report() -> dict[str, int]:
+    """Worst wavefronts per quarter warp of every access in GEN3_ACCESSES."""
+    return {name: wavefronts(*spec) for name, spec in GEN3_ACCESSES.items()}
