@@ -215,37 +215,42 @@ def _kv_tensors(data, kv_format):
 
 
 def _check_gluon_request(variant, kv_format, q_format, device, fused_reduce, balanced, partial_dtype,
-                         kv_data) -> None:
+                         mx_span) -> None:
     """Generation 3 is one Hopper kernel per KV format (fp8, or MXFP4 with scales its table decode
     represents exactly) for bf16 Q with the two-launch reduce; refuse anything else here, with the
     reason, instead of failing inside the compiler."""
     name, built_for = variant.name, variant.gluon_kv
     if kv_format != built_for or q_format != "bf16":
+        hint = f" (generation 2, e.g. {GEN2_DEFAULT[kv_format]!r}, takes fp8 and MXFP4)" if kv_format in GEN2_DEFAULT else ""
         raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
-                         f"'bf16'; got {kv_format!r} / {q_format!r} (generation 2, e.g. {GEN2_DEFAULT[kv_format]!r}, "
-                         f"takes fp8 and MXFP4)" if kv_format in GEN2_DEFAULT else
-                         f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
-                         f"'bf16'; got {kv_format!r} / {q_format!r}")
+                         f"'bf16'; got {kv_format!r} / {q_format!r}{hint}")
     if fused_reduce or balanced or partial_dtype == "bf16":
         raise ValueError(f"variant {name!r} (Gluon) has the separate reduce only: fused_reduce, balanced and "
                          "partial_dtype='bf16' are generation 1 / 2 options")
     if kv_format == "mxfp4":
-        check_mxfp4_scales(kv_data["mxfp4"][1], name, MXFP4_GLUON_EXACT)
+        check_mxfp4_scales(mx_span, name, MXFP4_GLUON_EXACT)
     reason = gluon_unavailable_reason(device) if not interpreting() else "Gluon kernels have no interpreter"
     if reason:
         raise ValueError(f"variant {name!r} (Gluon, generation 3) cannot run here: {reason}; use "
                          f"{GEN2_DEFAULT[kv_format]!r}, the portable generation 2")
 
 
-def check_mxfp4_scales(scales: torch.Tensor, variant: str, exact=MXFP4_E4M3_EXACT) -> None:
+def mxfp4_scale_span(scales: torch.Tensor) -> tuple[int, int]:
+    """(lowest nonzero, highest) E8M0 byte of the 18 used scale columns: one pass, one host sync (the
+    plan reads it once, at build; byte 0 marks an all-zero block and is left out of the low end)."""
+    used = scales[:, :18]
+    low = torch.where(used == 0, torch.full_like(used, 255), used).min()
+    low_top = torch.stack((low, used.max())).tolist()
+    return int(low_top[0]), int(low_top[1])
+
+
+def check_mxfp4_scales(span: tuple[int, int], variant: str, exact=MXFP4_E4M3_EXACT) -> None:
     """Generation 2 decodes MXFP4 through fp16 and (unless qk_f16) rounds K to e4m3 with the block
     scale applied: exact for E8M0 in [119, 133] (0.5 * 2**-8 .. 6 * 2**6), fp16 alone in [104, 136];
-    byte 0 is allowed (all-zero blocks). One pass over the scales at plan time; a ValueError names
-    the exact alternative otherwise."""
-    used = scales[:, :18]
+    generation 3's table decode in MXFP4_GLUON_EXACT; byte 0 is allowed (all-zero blocks). ``span``
+    is mxfp4_scale_span's; a ValueError names the exact alternative otherwise."""
+    low, top = span
     lo_ok, hi_ok = exact
-    top = int(used.max())
-    low = int(torch.where(used == 0, torch.full_like(used, 255), used).min())
     if top > hi_ok or low < lo_ok:
         raise ValueError(f"variant {variant!r} decodes MXFP4 K / V with the block scale folded in, exact for "
                          f"E8M0 scales in [{lo_ok}, {hi_ok}]; these inputs span [{low}, {top}]: use an exact "
@@ -277,10 +282,10 @@ class TritonDecodePlan:
                              f"{tuple(q.shape)} {q.dtype}")
         self.kv_format, self.q_format = kv_format, q_format
         hopper_gluon = not interpreting() and gluon_unavailable_reason(q.device) is None
-        if variant is None and kv_format == "mxfp4":  # the default depends on the scales' range (one pass)
-            used = kv_data["mxfp4"][1][:, :18]
-            nz = torch.where(used == 0, torch.full_like(used, 255), used)
-            variant = default_variant(kv_format, q_format, (int(nz.min()), int(used.max())), hopper_gluon=hopper_gluon)
+        # MXFP4: the scales' range decides the default and what the decodes admit (one pass, here only)
+        mx_span = mxfp4_scale_span(kv_data["mxfp4"][1]) if kv_format == "mxfp4" else None
+        if variant is None and kv_format == "mxfp4":
+            variant = default_variant(kv_format, q_format, mx_span, hopper_gluon=hopper_gluon)
         self.variant = get_variant(variant or default_variant(kv_format, q_format, hopper_gluon=hopper_gluon))
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
@@ -290,20 +295,20 @@ class TritonDecodePlan:
                              f"mx_decode 2) only, got {kv_format!r}")
         if self.variant.family == "gluon":
             _check_gluon_request(self.variant, kv_format, q_format, q.device, fused_reduce, balanced,
-                                 partial_dtype, kv_data)
+                                 partial_dtype, mx_span)
         if self.variant.family == "swapab":
             if kv_format not in ("fp8", "mxfp4") or q_format != "bf16":
                 raise ValueError(f"variant {self.variant.name!r} (swap-AB, fp8 QK) takes kv_format 'fp8' or 'mxfp4' "
                                  f"with q_format 'bf16' (Q is quantized in-kernel as fp8 hi + lo); got "
                                  f"{kv_format!r} / {q_format!r}")
             if kv_format == "mxfp4":
-                check_mxfp4_scales(kv_data["mxfp4"][1], self.variant.name,
+                check_mxfp4_scales(mx_span, self.variant.name,
                                    MXFP4_F16_EXACT if self.variant.qk_f16 else MXFP4_E4M3_EXACT)
         elif kv_format == "mxfp4" and self.variant.mx_decode >= 2:
             # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse at plan
             # time (one read of the scales) rather than return inf/NaN. Below 104 only near-zero
             # blocks lose precision (all-zero blocks, scale byte 0, stay exact).
-            top = int(kv_data["mxfp4"][1][:, :18].max())
+            top = mx_span[1]
             if top > 136:
                 raise ValueError(f"variant {self.variant.name!r} decodes MXFP4 through fp16 and is exact for E8M0 "
                                  f"scales <= 136 (block amax < ~2**11); these inputs reach {top}: use an exact "

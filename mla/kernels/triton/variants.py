@@ -209,8 +209,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # MXFP4 in generation 3 (measured in gen3-r6): v99's kernel fed by a packed ring; each element
     # decoded once, by table lookup into the e4m3 K tile that QGMMA reads and V^T's fragments come from
     Variant("v100_n64_w4_s2_gl_mx", 64, 4, 2, 0, "v99 for MXFP4: a 2-stage ring of packed tiles (18 KB each), "
-            "each MX block decoded once into the e4m3 K tile by two PRMT table lookups per 4 elements (block "
-            "scale in the exponent, exact for E8M0 122..133), scales by register prefetch", family="gluon",
+            "each MX block decoded once into the e4m3 K tile by a PRMT table lookup + a PRMT sign gather per 4 "
+            "elements (block scale in the exponent, exact for E8M0 122..133), scales by register prefetch", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4"),
     Variant("v101_n64_w4_s3_gl_mx", 64, 4, 3, 0, "v100 with a 3-stage ring (111 KB smem: still two CTAs per SM)",
@@ -218,7 +218,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_epi_natural=True, gluon_kv="mxfp4"),
     # (measured in gen3-r7) gen3-r6's Nsight Compute named shared memory (v99: mio_throttle 1.85 +
     # short_scoreboard 1.21 of ~7 stall cycles per instruction; v100 short_scoreboard 2.63, L1/TEX 76%);
-    # the V^T fragment loads of v97-v101 are 4-way bank-conflicted, and so are v100's decode stores
+    # by the swizzle model (mla/analysis/smem_banks.py) the V^T fragment loads of v97-v101 are 4-way
+    # bank-conflicted, and so are v100's decode stores (measured: only the latter mattered)
     Variant("v102_n64_w4_s2_gl_en_rp", 64, 4, 2, 0, "v99 with the tile's rows in a bit-swapped token order "
             "(row r holds token r with bits 0<->4, 2<->5): the V^T fragment LDS.128 conflict-free", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
