@@ -36,6 +36,16 @@ if [ -n "${NCU_VARIANT:-}" ]; then
       python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 auto "$v" > "$OUT/r$ROUND-ncu-$v.txt" 2>&1
   done
 fi
+# NCU_SRC_VARIANT: PC-sampled stall reasons per SASS instruction (SourceCounters), summarised per opcode
+if [ -n "${NCU_SRC_VARIANT:-}" ]; then
+  for v in ${NCU_SRC_VARIANT//,/ }; do
+    step "ncu-src-$v" 150 ncu --clock-control none --launch-skip 1 --launch-count 1 -k "regex:${NCU_KERNEL:-mla_decode}" \
+      --section SourceCounters --section WarpStateStats --import-source no -f -o "/tmp/src-$v" \
+      python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 auto "$v"
+    step "ncu-src-page-$v" 90 bash -c "ncu -i /tmp/src-$v.ncu-rep --page source --csv --print-source sass > $OUT/r$ROUND-src-$v.csv"
+    step "ncu-src-sum-$v" 60 python3 scripts/probes/ncu_source_summary.py "$OUT/r$ROUND-src-$v.csv" 30
+  done
+fi
 # GEN3_TESTS=1: the whole gen-3 test file; GEN3_TESTS_K: only the tests matching that pytest -k expression
 if [ -n "${GEN3_TESTS:-}" ]; then
   step "pytest-gen3" 240 python3 -m pytest -q tests/test_triton_gen3.py -p no:cacheprovider ${GEN3_TESTS_K:+-k "$GEN3_TESTS_K"} \

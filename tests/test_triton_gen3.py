@@ -147,6 +147,27 @@ def test_mxfp4_table_decode_ptx_matches_the_format():
         assert torch.equal(got, ref), scale
 
 
+def test_pv_fp8_byte_transpose_ptx_is_four_4x4_transposes():
+    """PV_FP8's V^T operands: the PTX (16 registers in, 16 out) turns registers r = 4 t + g (token t,
+    dims 4 g .. 4 g + 3) into registers g + 4 d holding dim 4 g + d of tokens 0..3, run by the
+    interpreter on random bytes."""
+    from mla.kernels.triton import gluon_sm90
+
+    if gluon_sm90.gl is None:
+        pytest.skip(f"no Gluon in this triton: {gluon_sm90.GLUON_IMPORT_ERROR}")
+    asm = gluon_sm90._BYTE_T4_PTX.value
+    gen = torch.Generator().manual_seed(5)
+    for _ in range(4):
+        b = torch.randint(0, 256, (4, 16), dtype=torch.uint8, generator=gen)  # [token, dim]
+        regs = {f"${16 + r}": int.from_bytes(bytes(b[r // 4, 4 * (r % 4):4 * (r % 4) + 4].tolist()), "little")
+                for r in range(16)}
+        out = _run_ptx(asm, regs)
+        for g in range(4):
+            for d in range(4):
+                got = list(out[f"${g + 4 * d}"].to_bytes(4, "little"))
+                assert got == b[:, 4 * g + d].tolist(), (g, d)
+
+
 def _sass(variant, num_splits=1):
     from triton.backends.compiler import GPUTarget
 
@@ -188,7 +209,8 @@ def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     A operands; the decode is the table lookup (PRMT), 16-byte shared loads and stores, no spills, and
     two CTAs per SM fit in shared memory."""
     k, sass = _sass(variant)
-    assert "QGMMA.64x32x32.F32.E4M3.E4M3" in sass and "HGMMA.64x16x16.F32" in sass
+    pv = "QGMMA.64x16x32.F32.E4M3.E4M3" if VARIANTS[variant].gluon_pv_fp8 else "HGMMA.64x16x16.F32"
+    assert "QGMMA.64x32x32.F32.E4M3.E4M3" in sass and pv in sass
     assert len(re.findall(r"\bPRMT\b", sass)) >= 144, "36 words x 4 table / sign PRMTs per tile per thread"
     assert re.search(r"LDS\.128", sass) and re.search(r"STS\.128", sass)
     assert not re.search(r"LDS\.U8|LDS\.S8", sass)
@@ -196,6 +218,29 @@ def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     # reloads per tile); a real spill of the tile's fragments or accumulators would be far more
     assert len(re.findall(r"\bSTL\b|\bLDL\b", sass)) <= 24
     assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
+
+
+@pytest.mark.parametrize("variant", [n for n in GEN3 if VARIANTS[n].gluon_pv_fp8])
+def test_offline_sm90_sass_of_the_e4m3_pv(variant):
+    """PV_FP8: both dots on e4m3 QGMMA, no HGMMA, V^T never converted (the only e4m3 -> fp16
+    conversions left are P's residual, 4 per thread per tile), P^T stored as 2-byte words, V read by
+    16-byte loads; the fragment transposes are 2 PRMT per register, not the generic conversion's 3."""
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+    k, sass = _sass(variant)
+    loop = sass_hottest_loop(sass)
+    assert "QGMMA.64x16x32.F32.E4M3.E4M3" in sass and "QGMMA.64x32x32.F32.E4M3.E4M3" in sass
+    assert "HGMMA" not in sass
+    # the loop over KV tiles, one trip (the Q preparation before it converts too)
+    body = "\n".join(f"{i.op} {i.operands}" for f in sass_functions(sass).values() for i in f
+                     if loop.start_addr <= i.addr <= loop.end_addr)
+    assert body.count("QGMMA.64x16x32") == 32, "8 slices x (hi, lo) x 2 k-steps"
+    assert len(re.findall(r"F2FP\.F16\.E4M3\.UNPACK_B", body)) <= 4, "V^T must not be converted to fp16"
+    assert re.search(r"STS\.U16", body) and not re.search(r"STS\.U8", body), "P^T as 2-byte words"
+    assert not re.search(r"LDS\.U8|LDS\.S8", body)
+    if VARIANTS[variant].gluon_kv == "fp8":  # (MXFP4's decode adds its own PRMTs)
+        assert len(re.findall(r"\bPRMT\b", body)) <= 160, "64 registers x 2 PRMT + a few"
+        assert not re.search(r"\bSTL\b|\bLDL\b", sass), "no register spills"
 
 
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------

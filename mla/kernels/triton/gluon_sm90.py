@@ -289,6 +289,74 @@ if gl is not None:
         k = (t8 t4 t2 t32 t16 t1)."""
         return gl.reshape(gl.permute(x, (0, 1, 11, 2, 9, 10, 5, 6, 7, 3, 4, 8)), [64, 64])
 
+    # PV_FP8's V^T operands: each register of the load holds 4 dims of one token, each register of
+    # the e4m3 A fragment 4 tokens of one dim; per 16 registers (4 tokens x 16 dims, the elements 0..63
+    # of a thread in load order) four 4 x 4 byte transposes, 8 PRMT each (the generic layout
+    # conversion takes 3 per register). Register r in = token r // 4, dims 4 (r % 4) .. + 3; register
+    # g + 4 d out = dim 4 g + d of the 4 tokens.
+    _BYTE_T4_PTX: gl.constexpr = gl.constexpr("""
+    {
+    .reg .b32 x0, x1, y0, y1;
+    prmt.b32 x0, $16, $20, 0x5140;
+    prmt.b32 x1, $16, $20, 0x7362;
+    prmt.b32 y0, $24, $28, 0x5140;
+    prmt.b32 y1, $24, $28, 0x7362;
+    prmt.b32 $0, x0, y0, 0x5410;
+    prmt.b32 $4, x0, y0, 0x7632;
+    prmt.b32 $8, x1, y1, 0x5410;
+    prmt.b32 $12, x1, y1, 0x7632;
+    prmt.b32 x0, $17, $21, 0x5140;
+    prmt.b32 x1, $17, $21, 0x7362;
+    prmt.b32 y0, $25, $29, 0x5140;
+    prmt.b32 y1, $25, $29, 0x7362;
+    prmt.b32 $1, x0, y0, 0x5410;
+    prmt.b32 $5, x0, y0, 0x7632;
+    prmt.b32 $9, x1, y1, 0x5410;
+    prmt.b32 $13, x1, y1, 0x7632;
+    prmt.b32 x0, $18, $22, 0x5140;
+    prmt.b32 x1, $18, $22, 0x7362;
+    prmt.b32 y0, $26, $30, 0x5140;
+    prmt.b32 y1, $26, $30, 0x7362;
+    prmt.b32 $2, x0, y0, 0x5410;
+    prmt.b32 $6, x0, y0, 0x7632;
+    prmt.b32 $10, x1, y1, 0x5410;
+    prmt.b32 $14, x1, y1, 0x7632;
+    prmt.b32 x0, $19, $23, 0x5140;
+    prmt.b32 x1, $19, $23, 0x7362;
+    prmt.b32 y0, $27, $31, 0x5140;
+    prmt.b32 y1, $27, $31, 0x7362;
+    prmt.b32 $3, x0, y0, 0x5410;
+    prmt.b32 $7, x0, y0, 0x7632;
+    prmt.b32 $11, x1, y1, 0x5410;
+    prmt.b32 $15, x1, y1, 0x7632;
+    }
+    """)
+
+    @gluon.jit
+    def _v_fragments8(k_smem, stage, load_layout: gl.constexpr):
+        """PV_FP8: V^T of one tile as the e4m3 register A operands (k_width 4) of the 8 PV slices, read
+        once with 16-byte loads. The relabelling is _v_fragments' for the dims (slice s = (d8 d4 d2),
+        m = (c4 c2 d1 c1 d32 d16)); the tokens are k = (t4 t2 t32 t16 t1 t8), so that a register's 4 k
+        are (t8, t1) of one dim after the byte transposes and a thread of P^T's accumulator layout,
+        which holds rows t and t + 8, stores them as one 2-byte word. The load layout's registers run
+        d1 d2 d4 d8 t8 t1 t2 t4 (as _v_fragments' with t8 moved first)."""
+        x = k_smem[0].index(stage).reshape([8, 64, 64]).load(load_layout)  # [8 c, 64 t, 64 d] fp8
+        x = gl.inline_asm_elementwise(_BYTE_T4_PTX, "=r," * 16 + ",".join(["r"] * 16), [x.to(gl.uint8, bitcast=True)],
+                                      dtype=gl.uint8, is_pure=True, pack=64).to(gl.float8e4nv, bitcast=True)
+        # the transposes swapped what the element bits (d1, d2) and (t8, t1) hold: read with the true
+        # labels, the axes below are c4 c2 c1 t32 t16 [d1] t4 t2 [d2] d32 d16 d8 d4 [t1] [t8]
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
+        x = gl.permute(x, (0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 13, 14, 11, 12, 8))  # slices (d8 d4 d2) last
+        x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
+        return (_v_fragment8(x0), _v_fragment8(x1), _v_fragment8(x2), _v_fragment8(x3), _v_fragment8(x4),
+                _v_fragment8(x5), _v_fragment8(x6), _v_fragment8(x7))
+
+    @gluon.jit
+    def _v_fragment8(x):
+        """One PV_FP8 slice from _v_fragments8's axes (c4 c2 c1 t32 t16 d1 t4 t2 d32 d16 t1 t8): m = (c4 c2
+        d1 c1 d32 d16), k = (t4 t2 t32 t16 t1 t8)."""
+        return gl.reshape(gl.permute(x, (0, 1, 5, 2, 8, 9, 6, 7, 3, 4, 10, 11)), [64, 64])
+
     @gluon.jit
     def _v_fragments(k_smem, stage, load_layout: gl.constexpr):
         """V^T of one tile as the (fp8) register A operands of the 8 PV slices, read once with 16-byte loads.
@@ -337,6 +405,52 @@ if gl is not None:
         acc6, a6 = warpgroup_mma_wait(num_outstanding=1, deps=(acc6, a6))
         acc7, a7 = warpgroup_mma_wait(num_outstanding=0, deps=(acc7, a7))
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
+
+    @gluon.jit
+    def _pv8_slice(f, p8, acc, a_layout: gl.constexpr):
+        """acc^T [64 dims, R] += V^T slice (e4m3 registers, only permuted into the A layout: no
+        conversion) @ (P_hi + P_lo)^T: two QGMMA operands of one accumulator, left in flight."""
+        a = gl.convert_layout(f, a_layout)
+        acc = warpgroup_mma(a, p8.index(0).permute((1, 0)), acc, is_async=True)
+        acc = warpgroup_mma(a, p8.index(1).permute((1, 0)), acc, is_async=True)
+        return acc
+
+    @gluon.jit
+    def _pv_reg8(f0, f1, f2, f3, f4, f5, f6, f7, p8, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                 a_layout: gl.constexpr):
+        """PV_FP8: PV on e4m3 register A operands, slice by slice; each slice waited for after the
+        next one is issued (two groups per slice). (The wait takes no 8-bit operands in triton 3.9
+        (WGMMAWaitGroupOp), so the A registers are not passed through it: ptxas keeps them until the
+        MMA that reads them is waited for.)"""
+        acc0 = _pv8_slice(f0, p8, acc0, a_layout)
+        acc1 = _pv8_slice(f1, p8, acc1, a_layout)
+        acc0 = warpgroup_mma_wait(num_outstanding=2, deps=(acc0, ))
+        acc2 = _pv8_slice(f2, p8, acc2, a_layout)
+        acc1 = warpgroup_mma_wait(num_outstanding=2, deps=(acc1, ))
+        acc3 = _pv8_slice(f3, p8, acc3, a_layout)
+        acc2 = warpgroup_mma_wait(num_outstanding=2, deps=(acc2, ))
+        acc4 = _pv8_slice(f4, p8, acc4, a_layout)
+        acc3 = warpgroup_mma_wait(num_outstanding=2, deps=(acc3, ))
+        acc5 = _pv8_slice(f5, p8, acc5, a_layout)
+        acc4 = warpgroup_mma_wait(num_outstanding=2, deps=(acc4, ))
+        acc6 = _pv8_slice(f6, p8, acc6, a_layout)
+        acc5 = warpgroup_mma_wait(num_outstanding=2, deps=(acc5, ))
+        acc7 = _pv8_slice(f7, p8, acc7, a_layout)
+        acc6 = warpgroup_mma_wait(num_outstanding=2, deps=(acc6, ))
+        acc7 = warpgroup_mma_wait(num_outstanding=0, deps=(acc7, ))
+        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
+
+    @gluon.jit
+    def _store_p8(pt, p8, R: gl.constexpr):
+        """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo, both e4m3, stored K-major
+        ([R, 64] rows, tokens in _v_fragments8's k order). hi is within e4m3's 2**-4, lo takes the
+        residual to ~2**-8 of P (rel_l2 of the output 2.5e-4 in a CPU model, fp16 P 8e-5, both far
+        under the bf16 output's 1.6e-3); values under 2**-17 are lost, as fp16 loses them under 2**-24."""
+        y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (3, 4, 0, 1, 5, 2, 6))
+        y = gl.permute(gl.reshape(y, [64, R]), (1, 0))  # [R, 64 k]
+        hi = y.to(gl.float8e4nv)
+        p8.index(0).store(hi)  # before the round trip (the triton 3.6 miscompile _store_q_terms avoids)
+        p8.index(1).store((y - hi.to(gl.float32)).to(gl.float8e4nv))
 
     @gluon.jit
     def _p_to_k_order(pt, R: gl.constexpr):
@@ -408,7 +522,8 @@ if gl is not None:
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
-        LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -422,6 +537,7 @@ if gl is not None:
                          "MXFP4 is built on the PV_REG + QK_PAIRS + EPI_NATURAL kernel (v99)")
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
         gl.static_assert(LAZY_SUM or not LAZY_RESCALE, "LAZY_RESCALE keeps the sums per thread (LAZY_SUM)")
+        gl.static_assert(not PV_FP8 or (PV_REG and EPI_NATURAL), "PV_FP8 is built on the PV_REG + EPI_NATURAL kernel")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
@@ -433,8 +549,9 @@ if gl is not None:
                                                            instr_shape=[16, R, 32])
         s2_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                             instr_shape=[16, 2 * R, 32])
+        # (PV_FP8: QGMMA m64nRk32; the accumulator's registers are the same, only the MMA's K differs)
         o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, R, 16])
+                                                           instr_shape=[16, R, 32 if PV_FP8 else 16])
         # global -> shared copies and the V conversion: 16 contiguous bytes per thread
         kv_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
         q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
@@ -451,7 +568,11 @@ if gl is not None:
             reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0]],
             lane_bases=[[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
             warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
-        a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        v_load8: gl.constexpr = gl.DistributedLinearLayout(  # PV_FP8 (_v_fragments8): t8 first of the tokens
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 8, 0], [0, 1, 0], [0, 2, 0], [0, 4, 0]],
+            lane_bases=[[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
+            warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
+        a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=4 if PV_FP8 else 2)
         # MXFP4: packed tiles [64 t, 256 | 32 bytes] copied by 16 bytes per thread; decoded as [64 t, blk, 16 bytes]
         # with one whole MX block (16 bytes, one LDS.128) per thread and a quarter warp reading 128
         # contiguous bytes (8 blocks of one token: no bank conflicts)
@@ -512,7 +633,10 @@ if gl is not None:
             q_lo = gl.allocate_shared_memory(gl.float8e4nv, [9, R, 64], qlo_sl)
         if not PV_REG:
             v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, BLOCK_N, 64], v_sl)
-        p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
+        if PV_FP8:  # P^T as e4m3 hi / lo, K-major [R, 64] each
+            p_smem = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)
+        else:
+            p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
         # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
         for i in gl.static_range(STAGES - 1):
@@ -546,6 +670,8 @@ if gl is not None:
         visible = kv_len - Q_SEQ_LEN + q_idx_s + 1  # decode-causal, per row
         offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, s_layout))
 
+        # PV_FP8: P at 256 P (exp2 of 8 more), where e4m3's hi + lo keep ~2**-8 of it (_store_p8)
+        P_LOG2: gl.constexpr = 8.0 if PV_FP8 else 0.0
         m_i = gl.full([R], float("-inf"), gl.float32, layout=gl.SliceLayout(0, s_layout))
         l_i = gl.zeros([R], gl.float32, layout=gl.SliceLayout(0, s_layout))
         if LAZY_SUM:  # per-thread partial row sums; the one cross-warp sum happens after the loop
@@ -603,7 +729,10 @@ if gl is not None:
                 kst = stage
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
-                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, kst, v_load)
+                if PV_FP8:
+                    f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8)
+                else:
+                    f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, kst, v_load)
             elif V_SLOTS == 8:
                 # PV of tile j - 1 (issued before QK) must be done with v16 / P^T: wait for it (all
                 # but the QK groups), then convert this tile's V while its QK runs
@@ -630,18 +759,20 @@ if gl is not None:
                         gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
                     m_i = m_new
                 m_ref = gl.where(m_i == float("-inf"), 0.0, m_i)
-                pt = gl.exp2(st - m_ref[None, :])
+                pt = gl.exp2(st - (m_ref - P_LOG2)[None, :])
                 l_t = l_t + pt
             else:
                 m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
                 alpha = gl.exp2(m_i - m_safe)
-                pt = gl.exp2(st - m_safe[None, :])
+                pt = gl.exp2(st - (m_safe - P_LOG2)[None, :])
                 if LAZY_SUM:
                     l_t = l_t * alpha[None, :] + pt
                 else:
                     l_i = l_i * alpha + gl.sum(pt, axis=0)
                 m_i = m_new
-            if PV_REG:
+            if PV_FP8:
+                _store_p8(pt, p_smem, R)
+            elif PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:
                 p_smem.store(pt.to(gl.float16))
@@ -652,8 +783,14 @@ if gl is not None:
             if PV_REG:
                 fence_async_shared()  # P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg(
-                    f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_layout)
+                if PV_FP8:
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8(
+                        f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        a_layout)
+                else:
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg(
+                        f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        a_layout)
             elif V_SLOTS == 8:
                 fence_async_shared()  # v16 / P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
@@ -672,11 +809,13 @@ if gl is not None:
         async_copy.wait_group(0)
         if LAZY_SUM:
             l_i = gl.sum(l_t, axis=0)
+        if PV_FP8:
+            l_i = l_i * (1.0 / 256.0)  # P (and with it the sums) ran at 256 P
 
         # -- epilogue: acc^T slices -> rows-major [R, 64] pieces of the output / partial -----------
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
         has = l_o > 0
-        inv = gl.where(has, kv_scale / gl.where(has, l_o, 1.0), 0.0)[None, :]
+        inv = gl.where(has, kv_scale / (256.0 if PV_FP8 else 1.0) / gl.where(has, l_o, 1.0), 0.0)[None, :]
         rows = gl.arange(0, R, layout=gl.SliceLayout(1, out_blk))
         row_ok = rows < ROWS
         q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)

@@ -44,6 +44,7 @@ class Variant:
     gluon_row_perm: bool = False  # gluon: tile rows hold tokens in a bit-swapped order (bank-conflict-free V loads)
     gluon_lazy_sum: bool = False  # gluon: softmax sums kept per thread, reduced across warps once after the loop
     gluon_lazy_rescale: bool = False  # gluon: output rescaled only when the running max grows by > 2**8
+    gluon_pv_fp8: bool = False  # gluon: PV on e4m3 QGMMA, V^T registers unconverted, P as e4m3 hi + lo
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -248,6 +249,18 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("v107_n64_w4_s2_gl_mx_ls_lr", 64, 4, 2, 0, "v105 with v106's conditional rescale", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_lazy_rescale=True),
+    # v104's loop is 747 instructions per warp per tile, 260 of them the fp8 -> fp16 conversion of V
+    # (128 F2FP + 128 PRMT, offline SASS): PV on e4m3 tensor cores takes V as it is (a byte transpose
+    # into the A layout) and P as two e4m3 terms at 256 P (hi + lo: rel_l2 2.5e-4, fp16 P 8e-5, both
+    # far under the bf16 output's 1.6e-3 in a CPU model). Same QGMMA count as HGMMA (2 x k32 vs 4 x k16)
+    Variant("v108_n64_w4_s2_gl_en_ls_p8", 64, 4, 2, 0, "v104 with PV on e4m3 QGMMA: V^T fragments only "
+            "byte-permuted, no fp16 conversion; P^T as e4m3 hi + lo (256 P) in two K-major B tiles",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True),
+    Variant("v109_n64_w4_s2_gl_mx_rp_ls_p8", 64, 4, 2, 0, "v105 with v108's e4m3 PV: the decoded K tile "
+            "feeds both dots with no conversion", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True,
+            gluon_lazy_sum=True, gluon_pv_fp8=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
