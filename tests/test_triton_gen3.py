@@ -238,6 +238,8 @@ def test_offline_sm90_sass_of_the_e4m3_pv(variant):
     assert len(re.findall(r"F2FP\.F16\.E4M3\.UNPACK_B", body)) <= 4, "V^T must not be converted to fp16"
     assert re.search(r"STS\.U16", body) and not re.search(r"STS\.U8", body), "P^T as 2-byte words"
     assert not re.search(r"LDS\.U8|LDS\.S8", body)
+    if VARIANTS[variant].gluon_qk_cat:
+        assert "SHFL.IDX" not in body, "QK_CAT: the accumulator halves are the softmax layout, no shuffles"
     if VARIANTS[variant].gluon_kv == "fp8":  # (MXFP4's decode adds its own PRMTs)
         assert len(re.findall(r"\bPRMT\b", body)) <= 160, "64 registers x 2 PRMT + a few"
         assert not re.search(r"\bSTL\b|\bLDL\b", sass), "no register spills"

@@ -13,11 +13,13 @@ import pandas as pd
 
 path = sys.argv[1]
 top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
-d = pd.read_csv(path, thousands=",")
+with open(path) as f:  # (the page may start with a "Kernel Name",NAME line)
+    skip = 1 if f.readline().startswith('"Kernel Name"') else 0
+d = pd.read_csv(path, thousands=",", skiprows=skip)
 src = next((c for c in d.columns if c.strip().lower() in ("source", "sass")), None)
 if src is None:
     sys.exit(f"no Source column in {path}: {list(d.columns)[:20]}")
-samples = [c for c in d.columns if "sampl" in c.lower()]
+samples = [c for c in d.columns if "sampl" in c.lower() or (c.startswith("stall_") and "Not Issued" not in c)]
 for c in samples:
     d[c] = pd.to_numeric(d[c], errors="coerce").fillna(0)
 text = d[src].astype(str).str.strip().str.replace(r"^@!?U?P\w+\s+", "", regex=True)

@@ -75,11 +75,12 @@ if gl is not None:
     @gluon.jit
     def _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, hi_smem, lo_smem,
                        R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr,
-                       QK_PAIRS: gl.constexpr):
+                       QK_PAIRS: gl.constexpr, QK_CAT: gl.constexpr = False):
         """q ~= s1 * (hi + lo / 16) per row, hi and lo e4m3, into shared memory as 9 chunks of 64 dims.
         |q / s1| <= 448, so the residual is at most e4m3's half-ulp there (16) and 16 x it <= 256 is
         in range: one fixed second scale, no second pass over Q (rel. error ~6e-4, as generation 2).
-        QK_PAIRS: both terms in hi_smem [9, 2R, 64], rows interleaved (2r = hi of row r, 2r + 1 = lo)."""
+        QK_PAIRS: both terms in hi_smem [9, 2R, 64], rows interleaved (2r = hi of row r, 2r + 1 = lo), or
+        with QK_CAT concatenated (r = hi, R + r = lo of row r)."""
         for c in gl.static_range(9):
             n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
                              HEADS_PER_PROG, layout) / s1[:, None]
@@ -89,7 +90,10 @@ if gl is not None:
             if QK_PAIRS:
                 lo_smem.store(hi)  # (lo_smem is a [R, 64] scratch buffer here)
                 lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
-                hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
+                if QK_CAT:
+                    hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (2, 0, 1)), [2 * R, 64]))
+                else:
+                    hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
             else:
                 hi_smem.index(c).store(hi)
                 lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
@@ -257,13 +261,21 @@ if gl is not None:
             return s_hi, s_lo
 
     @gluon.jit
-    def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_PAIRS: gl.constexpr, s_layout: gl.constexpr):
+    def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_PAIRS: gl.constexpr, s_layout: gl.constexpr,
+                 QK_CAT: gl.constexpr = False):
         """Wait for S^T and combine the two Q terms: c_hi * S_hi + c_lo * S_lo, [64, R] fp32. With
         QK_PAIRS the terms are adjacent columns, which a thread of the accumulator layout holds together:
         the split is register-local, and the halves' layout is the m64nRk32 accumulator's."""
         if QK_PAIRS:
             s = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, ))
-            s_h, s_l = gl.split(gl.reshape(s, [s.shape[0], R, 2]))
+            if QK_CAT:
+                # columns c and c + R of the m64n2Rk32 accumulator sit in one thread at the place the
+                # m64nRk32 layout gives column c: the halves are s_layout as they are (no shuffles;
+                # the interleaved order needs 16 SHFL.IDX per tile to get there, r11's ncu: ~10%
+                # of the stall samples)
+                s_h, s_l = gl.split(gl.permute(gl.reshape(s, [s.shape[0], 2, R]), (0, 2, 1)))
+            else:
+                s_h, s_l = gl.split(gl.reshape(s, [s.shape[0], R, 2]))
             s_h = gl.convert_layout(s_h, s_layout)
             s_l = gl.convert_layout(s_l, s_layout)
         else:
@@ -294,6 +306,7 @@ if gl is not None:
     # of a thread in load order) four 4 x 4 byte transposes, 8 PRMT each (the generic layout
     # conversion takes 3 per register). Register r in = token r // 4, dims 4 (r % 4) .. + 3; register
     # g + 4 d out = dim 4 g + d of the 4 tokens.
+    _BYTE_T4_CONSTRAINTS: gl.constexpr = gl.constexpr("=r," * 16 + ",".join(["r"] * 16))  # 16 out, 16 in
     _BYTE_T4_PTX: gl.constexpr = gl.constexpr("""
     {
     .reg .b32 x0, x1, y0, y1;
@@ -341,7 +354,7 @@ if gl is not None:
         which holds rows t and t + 8, stores them as one 2-byte word. The load layout's registers run
         d1 d2 d4 d8 t8 t1 t2 t4 (as _v_fragments' with t8 moved first)."""
         x = k_smem[0].index(stage).reshape([8, 64, 64]).load(load_layout)  # [8 c, 64 t, 64 d] fp8
-        x = gl.inline_asm_elementwise(_BYTE_T4_PTX, "=r," * 16 + ",".join(["r"] * 16), [x.to(gl.uint8, bitcast=True)],
+        x = gl.inline_asm_elementwise(_BYTE_T4_PTX, _BYTE_T4_CONSTRAINTS, [x.to(gl.uint8, bitcast=True)],
                                       dtype=gl.uint8, is_pure=True, pack=64).to(gl.float8e4nv, bitcast=True)
         # the transposes swapped what the element bits (d1, d2) and (t8, t1) hold: read with the true
         # labels, the axes below are c4 c2 c1 t32 t16 [d1] t4 t2 [d2] d32 d16 d8 d4 [t1] [t8]
@@ -523,7 +536,7 @@ if gl is not None:
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        QK_CAT: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -538,6 +551,7 @@ if gl is not None:
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
         gl.static_assert(LAZY_SUM or not LAZY_RESCALE, "LAZY_RESCALE keeps the sums per thread (LAZY_SUM)")
         gl.static_assert(not PV_FP8 or (PV_REG and EPI_NATURAL), "PV_FP8 is built on the PV_REG + EPI_NATURAL kernel")
+        gl.static_assert(QK_PAIRS or not QK_CAT, "QK_CAT orders QK_PAIRS' operand")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
@@ -656,7 +670,7 @@ if gl is not None:
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
         s1 = gl.where(amax > 0, amax / 448.0, 1.0)
         _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
-                       HEADS_PER_PROG, q_blk, QK_PAIRS)
+                       HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT)
 
         if KV_FORMAT == 1:
             kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
@@ -740,7 +754,7 @@ if gl is not None:
                     num_outstanding=9 if QK_PAIRS else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
                 for c in gl.static_range(8):
                     _convert_v(_chunk(k_smem, kst, c), v16, c, kv_blk)
-            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout)
+            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout, QK_CAT)
 
             pos = n0 + _row_token(offs_n, ROW_PERM)
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))

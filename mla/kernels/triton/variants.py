@@ -45,6 +45,7 @@ class Variant:
     gluon_lazy_sum: bool = False  # gluon: softmax sums kept per thread, reduced across warps once after the loop
     gluon_lazy_rescale: bool = False  # gluon: output rescaled only when the running max grows by > 2**8
     gluon_pv_fp8: bool = False  # gluon: PV on e4m3 QGMMA, V^T registers unconverted, P as e4m3 hi + lo
+    gluon_qk_cat: bool = False  # gluon: QK_PAIRS' Q operand as [hi; lo] (the accumulator halves need no shuffles)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -261,6 +262,19 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "feeds both dots with no conversion", family="gluon", pv_swap=True, tile_reduce=True,
             gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True,
             gluon_lazy_sum=True, gluon_pv_fp8=True),
+    # r11's ncu source counters on v104: 16 SHFL.IDX per tile (QK_PAIRS' interleaved accumulator put
+    # back into the m64nRk32 layout) and the FMNMX waiting on them ~20% of the stall samples
+    Variant("v110_n64_w4_s2_gl_en_ls_p8_qc", 64, 4, 2, 0, "v108 with Q's terms concatenated ([hi; lo]) in the "
+            "QK operand: the accumulator's halves are the softmax layout as they are (no SHFL.IDX)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True),
+    Variant("v111_n64_w4_s2_gl_mx_rp_ls_p8_qc", 64, 4, 2, 0, "v109 with v110's concatenated Q terms",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True),
+    Variant("v112_n64_w4_s2_gl_en_ls_qc", 64, 4, 2, 0, "v104 with v110's concatenated Q terms (fp16 PV): "
+            "the two changes of v110 one at a time", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_lazy_sum=True, gluon_qk_cat=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
