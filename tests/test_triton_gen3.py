@@ -214,9 +214,15 @@ def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     assert len(re.findall(r"\bPRMT\b", sass)) >= 144, "36 words x 4 table / sign PRMTs per tile per thread"
     assert re.search(r"LDS\.128", sass) and re.search(r"STS\.128", sass)
     assert not re.search(r"LDS\.U8|LDS\.S8", sass)
-    # at 255 registers ptxas keeps a few loop-invariant values on the stack (triton 3.9: 32 bytes, two
-    # reloads per tile); a real spill of the tile's fragments or accumulators would be far more
-    assert len(re.findall(r"\bSTL\b|\bLDL\b", sass)) <= 24
+    # at 255 registers ptxas keeps some values on the stack (v105: 32 bytes, two reloads per tile;
+    # v114 / v115's promoted PV: 18 reloads per tile, measured in gen3-r13); a spill of the tile's
+    # fragments or accumulators would be far more local traffic per trip of the loop than this
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+    loop = sass_hottest_loop(sass)
+    local = [i for f in sass_functions(sass).values() for i in f
+             if loop.start_addr <= i.addr <= loop.end_addr and i.op.split(".")[0] in ("STL", "LDL")]
+    assert len(local) <= 24, len(local)
     assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
 
 
@@ -289,6 +295,27 @@ def test_many_splits_and_a_long_sequence(variant):
     data = mla.generate_input(2, 1, 8192, seed=7, device="cuda")
     _checked(data, variant, 64)
     _checked(data, variant, 1)
+
+
+# e4m3 QGMMA accumulates with fewer bits than fp32: a PV accumulator carried across every tile (v108 -
+# v111) loses accuracy with the tiles per program (gen3-r12: rel_l2 3.7e-3 at 128 tiles, 1.9e-3 at 2);
+# the others stay at the bf16 output's rounding (~1.8e-3) however long the sequence
+LONG_ACCURATE = [n for n in GEN3 if not VARIANTS[n].gluon_pv_fp8 or VARIANTS[n].gluon_pv_promote]
+
+
+@gpu
+@pytest.mark.parametrize("variant", LONG_ACCURATE)
+def test_accuracy_does_not_degrade_over_a_long_single_split(variant):
+    from test_triton_kernels import format_reference
+
+    fmt = VARIANTS[variant].gluon_kv
+    data = mla.generate_input(2, 1, 8192, seed=17, device="cuda")
+    plan = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=1, graph=False)
+    out = plan.run(data)
+    cpu = (data[0].cpu(), {k: (v.cpu() if torch.is_tensor(v) else tuple(t.cpu() for t in v))
+                           for k, v in data[1].items()}, data[2].cpu(), data[3].cpu(), data[4])
+    m = mla.accuracy_metrics(out.cpu(), format_reference(cpu, fmt, "bf16"))
+    assert m["rel_l2"] < 2.5e-3, (variant, m)
 
 
 def test_default_on_hopper_is_generation_3():

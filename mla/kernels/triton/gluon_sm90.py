@@ -454,6 +454,70 @@ if gl is not None:
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
 
     @gluon.jit
+    def _pv8_fresh(f, p8, zero_o, a_layout: gl.constexpr):
+        """PV_PROMOTE: one slice's tile product V^T (P_hi + P_lo)^T in a fresh accumulator, in flight."""
+        a = gl.convert_layout(f, a_layout)
+        t = warpgroup_mma(a, p8.index(0).permute((1, 0)), zero_o, use_acc=False, is_async=True)
+        return warpgroup_mma(a, p8.index(1).permute((1, 0)), t, is_async=True)
+
+    @gluon.jit
+    def _pv_reg8_promoted(f0, f1, f2, f3, f4, f5, f6, f7, p8, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                          alpha, zero_o, a_layout: gl.constexpr):
+        """PV_FP8 + PV_PROMOTE: e4m3 warpgroup MMA keeps fewer accumulator bits than fp32 (DeepSeek-V3 s.
+        3.3.2: ~14; round 12: v110's rel_l2 doubled at 128 tiles per program, not at 2), so each
+        tile's product is accumulated by the MMA over its 64 tokens only and added to the running
+        fp32 output on the CUDA cores, acc = acc * alpha + tile: the rescale's multiply becomes that
+        FFMA. Each slice is waited for after the next is issued (two groups per slice)."""
+        t0 = _pv8_fresh(f0, p8, zero_o, a_layout)
+        t1 = _pv8_fresh(f1, p8, zero_o, a_layout)
+        t0 = warpgroup_mma_wait(num_outstanding=2, deps=(t0, ))
+        acc0 = acc0 * alpha + t0
+        t2 = _pv8_fresh(f2, p8, zero_o, a_layout)
+        t1 = warpgroup_mma_wait(num_outstanding=2, deps=(t1, ))
+        acc1 = acc1 * alpha + t1
+        t3 = _pv8_fresh(f3, p8, zero_o, a_layout)
+        t2 = warpgroup_mma_wait(num_outstanding=2, deps=(t2, ))
+        acc2 = acc2 * alpha + t2
+        t4 = _pv8_fresh(f4, p8, zero_o, a_layout)
+        t3 = warpgroup_mma_wait(num_outstanding=2, deps=(t3, ))
+        acc3 = acc3 * alpha + t3
+        t5 = _pv8_fresh(f5, p8, zero_o, a_layout)
+        t4 = warpgroup_mma_wait(num_outstanding=2, deps=(t4, ))
+        acc4 = acc4 * alpha + t4
+        t6 = _pv8_fresh(f6, p8, zero_o, a_layout)
+        t5 = warpgroup_mma_wait(num_outstanding=2, deps=(t5, ))
+        acc5 = acc5 * alpha + t5
+        t7 = _pv8_fresh(f7, p8, zero_o, a_layout)
+        t6 = warpgroup_mma_wait(num_outstanding=2, deps=(t6, ))
+        acc6 = acc6 * alpha + t6
+        t7 = warpgroup_mma_wait(num_outstanding=0, deps=(t7, ))
+        acc7 = acc7 * alpha + t7
+        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
+
+    @gluon.jit
+    def _pv_reg8_serial(f0, f1, f2, f3, f4, f5, f6, f7, p8, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        alpha, zero_o, a_layout: gl.constexpr):
+        """As _pv_reg8_promoted with each slice waited for right after it is issued (PV_PROMOTE 2): one
+        fresh accumulator live at a time instead of two, for the MXFP4 kernel's registers."""
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f0, p8, zero_o, a_layout), ))
+        acc0 = acc0 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f1, p8, zero_o, a_layout), ))
+        acc1 = acc1 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f2, p8, zero_o, a_layout), ))
+        acc2 = acc2 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f3, p8, zero_o, a_layout), ))
+        acc3 = acc3 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f4, p8, zero_o, a_layout), ))
+        acc4 = acc4 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f5, p8, zero_o, a_layout), ))
+        acc5 = acc5 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f6, p8, zero_o, a_layout), ))
+        acc6 = acc6 * alpha + t
+        t = warpgroup_mma_wait(num_outstanding=0, deps=(_pv8_fresh(f7, p8, zero_o, a_layout), ))
+        acc7 = acc7 * alpha + t
+        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
+
+    @gluon.jit
     def _store_p8(pt, p8, R: gl.constexpr):
         """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo, both e4m3, stored K-major
         ([R, 64] rows, tokens in _v_fragments8's k order). hi is within e4m3's 2**-4, lo takes the
@@ -536,7 +600,7 @@ if gl is not None:
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
-        QK_CAT: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -552,6 +616,7 @@ if gl is not None:
         gl.static_assert(LAZY_SUM or not LAZY_RESCALE, "LAZY_RESCALE keeps the sums per thread (LAZY_SUM)")
         gl.static_assert(not PV_FP8 or (PV_REG and EPI_NATURAL), "PV_FP8 is built on the PV_REG + EPI_NATURAL kernel")
         gl.static_assert(QK_PAIRS or not QK_CAT, "QK_CAT orders QK_PAIRS' operand")
+        gl.static_assert(not PV_PROMOTE or (PV_FP8 and not LAZY_RESCALE), "PV_PROMOTE is PV_FP8's (rescale every tile)")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
@@ -693,6 +758,7 @@ if gl is not None:
         zero_s = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
         zero_s2 = gl.zeros([BLOCK_N, 2 * R], gl.float32, layout=s2_layout)
         acc0 = gl.zeros([64, R], gl.float32, layout=o_layout)
+        acc_zero = acc0  # (PV_PROMOTE: the fresh accumulator of each tile's product)
         acc1 = acc0
         acc2 = acc0
         acc3 = acc0
@@ -790,14 +856,22 @@ if gl is not None:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:
                 p_smem.store(pt.to(gl.float16))
-            if not LAZY_RESCALE:
+            if not LAZY_RESCALE and not PV_PROMOTE:
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _scale_all(
                     acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                     gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :])
             if PV_REG:
                 fence_async_shared()  # P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
-                if PV_FP8:
+                if PV_PROMOTE == 2:
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8_serial(
+                        f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
+                elif PV_PROMOTE:
+                    acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8_promoted(
+                        f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                        gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
+                elif PV_FP8:
                     acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8(
                         f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                         a_layout)

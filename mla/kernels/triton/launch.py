@@ -394,7 +394,8 @@ class TritonDecodePlan:
             self.constexprs.update(STAGES=v.num_stages, V_SLOTS=v.gluon_v_slots, QK_PAIRS=v.gluon_qk_pairs,
                                    PV_REG=v.gluon_pv_reg, EPI_NATURAL=v.gluon_epi_natural,
                                    ROW_PERM=v.gluon_row_perm, LAZY_SUM=v.gluon_lazy_sum,
-                                   LAZY_RESCALE=v.gluon_lazy_rescale, PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat)
+                                   LAZY_RESCALE=v.gluon_lazy_rescale, PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat,
+                                   PV_PROMOTE=v.gluon_pv_promote)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
