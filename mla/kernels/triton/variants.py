@@ -347,7 +347,11 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # every shape, faster at bs256-kv8192 (429 vs 439 us; 565 vs 593)
 # (gen3-r10: v106 / v107, the conditional rescale, measured no faster - 432 vs 431 us, 581 vs 575 -
 # and are not defaults)
-HOPPER_DEFAULT = {"fp8": "v104_n64_w4_s2_gl_en_ls", "mxfp4": "v105_n64_w4_s2_gl_mx_rp_ls"}
+# gen3-r13.csv (rounds 11-13: PV on e4m3 QGMMA, Q's terms concatenated, the PV accumulation promoted
+# to fp32 per tile): v113 / v114 at or below v104 / v105 on all 8 shapes (bs256-kv8192 389 vs 433 us,
+# 540 vs 576; bs64-kv8192 116 vs 122, 150 vs 158) with rel_l2 within 4% of theirs. (v108 - v111 were
+# faster still for MXFP4 but lost accuracy over long sequences: not defaults.)
+HOPPER_DEFAULT = {"fp8": "v113_n64_w4_s2_gl_en_ls_p8_qc_pp", "mxfp4": "v114_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
