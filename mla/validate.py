@@ -51,6 +51,13 @@ What is checked (a plan build, a new structure, or "full"):
               >= q_seq_len and equal to config['kv_lens'] (or kv_seq_len for a uniform batch), the
               fp8 scale finite and > 0
 
+Recycled addresses: a new tensor on a freed tensor's address with version 0 has the signature of an
+input already checked, so its contents are not re-read. The indptrs cannot hurt (kernels run on the
+plan's canonical copies); the fp8 scale is guarded where it is used: every fp8 path (the Triton
+kernels of all three generations, the torch backend) turns a scale this module would refuse into NaN
+rows, and FlashInfer's backend reads the scale on the host anyway and refuses it there; generation
+3's MXFP4 kernel decodes blocks with scales outside its exact range to NaN.
+
 What is NOT checked: tensor values (NaN / inf in q or the cache, E8M0 scale bytes of 0xFF = NaN),
 indptr contents written behind torch's back (a kernel or DLPack writing the same memory: the
 version counter does not move), and calls made on a :class:`mla.backends.Plan` directly

@@ -394,3 +394,31 @@ def test_queued_fp8_scale_check_agrees_with_the_synchronous_one(value):
         neg_nan[1]["fp8"][1].view(torch.int32).fill_(-1)
         with pytest.raises(ValueError, match="scale must be finite and > 0"):
             mla.decode(neg_nan, backend="torch", kv_format="fp8")
+
+
+# -- the fp8 scale inside the kernels: the validation hole of recycled addresses ------------------
+# The call guard recognises inputs by data pointer and version counter, so a new scale tensor on a
+# recycled address (version 0) can pass as an input it has seen. Every fp8 path therefore turns a
+# scale the validation would refuse into NaN rows itself: plan.run (no guard at all) shows it.
+_SCALE_PATHS = [("torch", None)]
+if importlib.util.find_spec("triton") is not None and (os.environ.get("TRITON_INTERPRET") == "1"
+                                                       or torch.cuda.is_available()):
+    _SCALE_PATHS += [("triton", None), ("triton", "v75_n64_w4_s3_sab_pvs_c2"), ("triton", "v35_n32_w4_s2_f16wp_tr")]
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 and not torch.version.hip:
+        _SCALE_PATHS += [("triton", "v113_n64_w4_s2_gl_en_ls_p8_qc_pp")]
+
+
+@pytest.mark.parametrize("backend, variant", _SCALE_PATHS)
+@pytest.mark.parametrize("value", [0.0, -1.0, float("inf"), float("nan")])
+def test_a_refused_fp8_scale_gives_nan_rows_even_unvalidated(backend, variant, value):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    data = mla.generate_input(2, 1, 130, seed=4, device=device)
+    kw = {} if variant is None else dict(variant=variant)
+    plan = mla.plan(data, backend=backend, kv_format="fp8", graph=False, **kw) if backend == "triton" else \
+        mla.plan(data, backend=backend, kv_format="fp8")
+    assert torch.isfinite(plan.run(data).float()).all()
+    data[1]["fp8"][1].fill_(value)  # in place, after the plan's one check
+    out = plan.run(data)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    assert torch.isnan(out.float()).all(), (backend, variant, value)

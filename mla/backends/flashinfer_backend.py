@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import math
 
 import torch
 
@@ -80,7 +81,10 @@ class FlashInferBackend(Backend):
 
         def scale_of(t: torch.Tensor) -> float:
             if scale_cache["tensor"] is not t or scale_cache["version"] != t._version:
-                scale_cache.update(tensor=t, version=t._version, value=float(t.item()))
+                value = float(t.item())
+                if not (math.isfinite(value) and value > 0):  # (read on the host anyway: refuse it here)
+                    raise ValueError(f"fp8 KV scale must be finite and > 0, got {value}")
+                scale_cache.update(tensor=t, version=t._version, value=value)
             return scale_cache["value"]
 
         def run(data):

@@ -73,6 +73,8 @@ class TorchBackend(Backend):
                 return kv_data["bf16"].view(-1, P.QK_HEAD_DIM), None
             if kv_format == "fp8":
                 buf, scale = kv_data["fp8"]
+                # a scale the validation would refuse gives NaN rows, as the Triton kernels do
+                scale = torch.where((scale > 0) & torch.isfinite(scale), scale, torch.full_like(scale, float("nan")))
                 return buf.view(-1, P.QK_HEAD_DIM).to(torch.bfloat16), scale
             packed, scales = kv_data["mxfp4"]
             pairs, pow2 = tables

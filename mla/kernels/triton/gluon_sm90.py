@@ -739,6 +739,8 @@ if gl is not None:
 
         if KV_FORMAT == 1:
             kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
+            # a scale the validation would refuse (<= 0, inf, NaN) gives NaN rows (see kernels.py)
+            kv_scale = gl.where((kv_scale > 0) & (kv_scale < float("inf")), kv_scale, float("nan"))
         else:
             kv_scale = 1.0
         score_scale = sm_scale * 1.4426950408889634 * kv_scale  # base 2, fp8 KV scale folded in

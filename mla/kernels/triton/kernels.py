@@ -471,6 +471,9 @@ def mla_decode_split_kernel(
     score_scale = sm_scale * 1.4426950408889634  # base-2 softmax
     if KV_FORMAT == 1:
         kv_scale = tl.load(kv_aux_ptr)
+        # a scale the validation would refuse (<= 0, inf, NaN) gives NaN rows, never a silent answer:
+        # the call guard does not re-read the scale of inputs it takes for seen ones (mla/validate.py)
+        kv_scale = tl.where((kv_scale > 0) & (kv_scale < float("inf")), kv_scale, float("nan"))
         score_scale = score_scale * kv_scale
     if Q_FORMAT == 1:
         # per (query, head) row fp8: values e4m3(q / s), the scale s folds into the row's scores

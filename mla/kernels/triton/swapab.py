@@ -212,6 +212,8 @@ def mla_decode_swapab_kernel(
     kv_scale = 1.0
     if KV_FORMAT == 1:
         kv_scale = tl.load(kv_aux_ptr)
+        # a scale the validation would refuse (<= 0, inf, NaN) gives NaN rows (see kernels.py)
+        kv_scale = tl.where((kv_scale > 0) & (kv_scale < float("inf")), kv_scale, float("nan"))
         score_scale = score_scale * kv_scale
     if QK_F16:  # one fp16 term, no row scale (bf16 values are fp16 values while |q| < 65504)
         hi_lat, lo_lat, hi_rope, lo_rope = q_lat, q_lat, q_rope, q_rope
