@@ -346,7 +346,7 @@ if gl is not None:
     """)
 
     @gluon.jit
-    def _v_fragments8(k_smem, stage, load_layout: gl.constexpr):
+    def _v_fragments8(k_smem, stage, load_layout: gl.constexpr, V_CF: gl.constexpr = False):
         """PV_FP8: V^T of one tile as the e4m3 register A operands (k_width 4) of the 8 PV slices, read
         once with 16-byte loads. The relabelling is _v_fragments' for the dims (slice s = (d8 d4 d2),
         m = (c4 c2 d1 c1 d32 d16)); the tokens are k = (t4 t2 t32 t16 t1 t8), so that a register's 4 k
@@ -359,10 +359,28 @@ if gl is not None:
         # the transposes swapped what the element bits (d1, d2) and (t8, t1) hold: read with the true
         # labels, the axes below are c4 c2 c1 t32 t16 [d1] t4 t2 [d2] d32 d16 d8 d4 [t1] [t8]
         x = gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
-        x = gl.permute(x, (0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 13, 14, 11, 12, 8))  # slices (d8 d4 d2) last
-        x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
-        return (_v_fragment8(x0), _v_fragment8(x1), _v_fragment8(x2), _v_fragment8(x3), _v_fragment8(x4),
-                _v_fragment8(x5), _v_fragment8(x6), _v_fragment8(x7))
+        if V_CF:
+            # v_load8_cf: registers d1 d2 d4 d8 t8 t2 t16 t32, lanes t1 t4 d16 d32 c1; the transposes
+            # swapped (d1, d2) with (t8, t2): true axes c4 c2 c1 t32 t16 [d1] t4 [d2] t1 d32 d16 d8 d4 [t2] [t8]
+            x = gl.permute(x, (0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 13, 14, 11, 12, 7))  # slices (d8 d4 d2) last
+            x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
+            return (_v_fragment8cf(x0), _v_fragment8cf(x1), _v_fragment8cf(x2), _v_fragment8cf(x3),
+                    _v_fragment8cf(x4), _v_fragment8cf(x5), _v_fragment8cf(x6), _v_fragment8cf(x7))
+        else:
+            x = gl.permute(x, (0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 13, 14, 11, 12, 8))  # slices (d8 d4 d2) last
+            x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
+            return (_v_fragment8(x0), _v_fragment8(x1), _v_fragment8(x2), _v_fragment8(x3), _v_fragment8(x4),
+                    _v_fragment8(x5), _v_fragment8(x6), _v_fragment8(x7))
+
+    @gluon.jit
+    def _v_fragment8cf(x):
+        """V_CF's slice from the axes (c4 c2 c1 t32 t16 d1 t4 t1 d32 d16 t2 t8): m as _v_fragment8's,
+        k = (t32 t16 t4 t1 t2 t8): the lanes' k4, k8 are tile rows t1, t4, so a quarter warp's 8
+        LDS.128 hit 8 distinct 16-byte bank groups of the 64-byte-swizzled tile (row bit 0 picks the
+        128-byte line's half, row bit 2 flips the swizzled chunk's high bit); v_load8's lanes t16,
+        t32 read rows with identical banks (4-way conflicts: r13's ncu counted 4x the ideal shared
+        wavefronts on those loads, 1024 per tile)."""
+        return gl.reshape(gl.permute(x, (0, 1, 5, 2, 8, 9, 3, 4, 6, 7, 10, 11)), [64, 64])
 
     @gluon.jit
     def _v_fragment8(x):
@@ -518,12 +536,15 @@ if gl is not None:
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
 
     @gluon.jit
-    def _store_p8(pt, p8, R: gl.constexpr):
+    def _store_p8(pt, p8, R: gl.constexpr, V_CF: gl.constexpr = False):
         """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo, both e4m3, stored K-major
         ([R, 64] rows, tokens in _v_fragments8's k order). hi is within e4m3's 2**-4, lo takes the
         residual to ~2**-8 of P (rel_l2 of the output 2.5e-4 in a CPU model, fp16 P 8e-5, both far
         under the bf16 output's 1.6e-3); values under 2**-17 are lost, as fp16 loses them under 2**-24."""
-        y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (3, 4, 0, 1, 5, 2, 6))
+        if V_CF:  # k = (t32 t16 t4 t1 t2 t8), _v_fragment8cf's
+            y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (0, 1, 3, 5, 4, 2, 6))
+        else:  # k = (t4 t2 t32 t16 t1 t8)
+            y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (3, 4, 0, 1, 5, 2, 6))
         y = gl.permute(gl.reshape(y, [64, R]), (1, 0))  # [R, 64 k]
         hi = y.to(gl.float8e4nv)
         p8.index(0).store(hi)  # before the round trip (the triton 3.6 miscompile _store_q_terms avoids)
@@ -600,7 +621,8 @@ if gl is not None:
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
-        QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, num_warps: gl.constexpr = 4,
+        QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -616,6 +638,7 @@ if gl is not None:
         gl.static_assert(LAZY_SUM or not LAZY_RESCALE, "LAZY_RESCALE keeps the sums per thread (LAZY_SUM)")
         gl.static_assert(not PV_FP8 or (PV_REG and EPI_NATURAL), "PV_FP8 is built on the PV_REG + EPI_NATURAL kernel")
         gl.static_assert(QK_PAIRS or not QK_CAT, "QK_CAT orders QK_PAIRS' operand")
+        gl.static_assert(PV_FP8 or not V_CF, "V_CF is a load layout of PV_FP8's fragments")
         gl.static_assert(not PV_PROMOTE or (PV_FP8 and not LAZY_RESCALE), "PV_PROMOTE is PV_FP8's (rescale every tile)")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
@@ -650,6 +673,10 @@ if gl is not None:
         v_load8: gl.constexpr = gl.DistributedLinearLayout(  # PV_FP8 (_v_fragments8): t8 first of the tokens
             reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 8, 0], [0, 1, 0], [0, 2, 0], [0, 4, 0]],
             lane_bases=[[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
+            warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
+        v_load8_cf: gl.constexpr = gl.DistributedLinearLayout(  # V_CF: conflict-free lanes (_v_fragment8cf)
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 8, 0], [0, 2, 0], [0, 16, 0], [0, 32, 0]],
+            lane_bases=[[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
             warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
         a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=4 if PV_FP8 else 2)
         # MXFP4: packed tiles [64 t, 256 | 32 bytes] copied by 16 bytes per thread; decoded as [64 t, blk, 16 bytes]
@@ -812,7 +839,10 @@ if gl is not None:
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
                 if PV_FP8:
-                    f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8)
+                    if V_CF:
+                        f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8_cf, True)
+                    else:
+                        f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8)
                 else:
                     f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments(k_smem, kst, v_load)
             elif V_SLOTS == 8:
@@ -853,7 +883,7 @@ if gl is not None:
                     l_i = l_i * alpha + gl.sum(pt, axis=0)
                 m_i = m_new
             if PV_FP8:
-                _store_p8(pt, p_smem, R)
+                _store_p8(pt, p_smem, R, V_CF)
             elif PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:

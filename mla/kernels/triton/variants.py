@@ -47,6 +47,7 @@ class Variant:
     gluon_pv_fp8: bool = False  # gluon: PV on e4m3 QGMMA, V^T registers unconverted, P as e4m3 hi + lo
     gluon_qk_cat: bool = False  # gluon: QK_PAIRS' Q operand as [hi; lo] (the accumulator halves need no shuffles)
     gluon_pv_promote: int = 0  # gluon (PV_FP8): each tile's PV in a fresh MMA accumulator, summed in fp32 (2: serial)
+    gluon_v_cf: bool = False  # gluon (PV_FP8): V^T fragment loads with bank-conflict-free lanes
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -292,6 +293,17 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
             gluon_pv_promote=2),
+    # r13's ncu source counters on v113: the V^T fragment loads (LDS.128) took 4x their ideal shared
+    # wavefronts (lanes on tile rows 0 / 16 / 32 / 48 share banks; ROW_PERM never changed which rows a
+    # load reads, so v102 / v103 kept them), and the PRMTs that wait on them held 26% of the samples
+    Variant("v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", 64, 4, 2, 0, "v113 with the V^T fragment loads' lanes on tile "
+            "rows 1 and 4 apart (not 16 and 32): conflict-free LDS.128", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True),
+    Variant("v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf", 64, 4, 2, 0, "v114 with v116's conflict-free V^T loads",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
