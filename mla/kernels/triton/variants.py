@@ -363,7 +363,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # to fp32 per tile): v113 / v114 at or below v104 / v105 on all 8 shapes (bs256-kv8192 389 vs 433 us,
 # 540 vs 576; bs64-kv8192 116 vs 122, 150 vs 158) with rel_l2 within 4% of theirs. (v108 - v111 were
 # faster still for MXFP4 but lost accuracy over long sequences: not defaults.)
-HOPPER_DEFAULT = {"fp8": "v113_n64_w4_s2_gl_en_ls_p8_qc_pp", "mxfp4": "v114_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp"}
+# gen3-r14.csv: v116 / v117 (the V^T fragment loads without bank conflicts) below v113 / v114 on all 8
+# shapes (bs256-kv8192 317 vs 394 us, 419 vs 545; bs64-kv8192 99 vs 115, 117 vs 150), same rel_l2
+HOPPER_DEFAULT = {"fp8": "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
