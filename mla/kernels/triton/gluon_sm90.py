@@ -622,7 +622,7 @@ if gl is not None:
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        CP_ROWS: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
@@ -656,6 +656,12 @@ if gl is not None:
                                                            instr_shape=[16, R, 32 if PV_FP8 else 16])
         # global -> shared copies and the V conversion: 16 contiguous bytes per thread
         kv_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+        # CP_ROWS: the fp8 tile's cp.async with a quarter warp on 8 consecutive rows of one 16-byte
+        # column (r14's ncu: kv_blk's copies took 2x their ideal shared wavefronts)
+        if CP_ROWS:
+            cp_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [0, 1])
+        else:
+            cp_blk: gl.constexpr = kv_blk
         q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
         out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float8e4nv)
@@ -750,7 +756,7 @@ if gl is not None:
                 _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
                                mx_copy, rope_blk, ROW_PERM)
             else:
-                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, kv_blk,
+                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, cp_blk,
                             ROW_PERM)
         if KV_FORMAT == 2:  # the first tile's scales (register prefetch, one tile ahead from here on)
             sc_lat = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 16, 0, BLOCK_N,
@@ -831,7 +837,7 @@ if gl is not None:
                 kst = 0
             else:
                 _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, kv_blk, ROW_PERM)
+                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
                 async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's

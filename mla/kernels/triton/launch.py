@@ -395,7 +395,7 @@ class TritonDecodePlan:
                                    PV_REG=v.gluon_pv_reg, EPI_NATURAL=v.gluon_epi_natural,
                                    ROW_PERM=v.gluon_row_perm, LAZY_SUM=v.gluon_lazy_sum,
                                    LAZY_RESCALE=v.gluon_lazy_rescale, PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat,
-                                   PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf)
+                                   PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf, CP_ROWS=v.gluon_cp_rows)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,

@@ -109,7 +109,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           EPI_NATURAL=v.gluon_epi_natural, ROW_PERM=v.gluon_row_perm,
                           LAZY_SUM=v.gluon_lazy_sum, LAZY_RESCALE=v.gluon_lazy_rescale,
                           PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat,
-                          PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf, num_warps=v.num_warps)
+                          PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf, CP_ROWS=v.gluon_cp_rows, num_warps=v.num_warps)
         fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         source_cls = GluonASTSource
     elif kernel == "split" and v.family == "swapab":

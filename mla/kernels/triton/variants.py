@@ -48,6 +48,7 @@ class Variant:
     gluon_qk_cat: bool = False  # gluon: QK_PAIRS' Q operand as [hi; lo] (the accumulator halves need no shuffles)
     gluon_pv_promote: int = 0  # gluon (PV_FP8): each tile's PV in a fresh MMA accumulator, summed in fp32 (2: serial)
     gluon_v_cf: bool = False  # gluon (PV_FP8): V^T fragment loads with bank-conflict-free lanes
+    gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -304,6 +305,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True),
+    # r14's ncu source counters on v116: the V^T loads now at their ideal wavefronts, the fp8 tile's
+    # cp.async (LDGSTS) still at 2x (9.4M excessive of 18.9M)
+    Variant("v118_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_cr", 64, 4, 2, 0, "v116 with the tile's cp.async by 8 "
+            "consecutive rows of one 16-byte column per quarter warp (kv_blk put 2 rows x 4 columns there)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_cp_rows=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
