@@ -226,6 +226,24 @@ def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
 
 
+def test_v116_loads_are_the_layout_the_bank_model_calls_conflict_free():
+    """The model's V_CF entry is the kernel's v_load8_cf, read from the source (lanes as written)."""
+    import inspect
+
+    from mla.analysis import smem_banks as sb
+    from mla.kernels.triton import gluon_sm90
+
+    if gluon_sm90.gl is None:
+        pytest.skip(f"no Gluon in this triton: {gluon_sm90.GLUON_IMPORT_ERROR}")
+    src = inspect.getsource(gluon_sm90)
+    m = re.search(r"v_load8_cf: gl.constexpr = gl.DistributedLinearLayout\(.*?lane_bases=(\[\[.*?\]\]),", src, re.S)
+    lanes = eval(m.group(1))  # noqa: S307 - a literal list from our own source
+    lanes_cf, warps, address, regs = sb.GEN3_ACCESSES["V^T fragment loads, V_CF (v116+: lanes on rows 1 / 4 apart)"]
+    assert sb._tile_rows(lanes) == lanes_cf
+    m = re.search(r"v_load8: gl.constexpr = gl.DistributedLinearLayout\(.*?lane_bases=(\[\[.*?\]\]),", src, re.S)
+    assert sb.wavefronts(sb._tile_rows(eval(m.group(1))), warps, address) == 4  # noqa: S307
+
+
 @pytest.mark.parametrize("variant", [n for n in GEN3 if VARIANTS[n].gluon_pv_fp8])
 def test_offline_sm90_sass_of_the_e4m3_pv(variant):
     """PV_FP8: both dots on e4m3 QGMMA, no HGMMA, V^T never converted (the only e4m3 -> fp16
@@ -359,14 +377,16 @@ def test_mxfp4_scales_out_of_range_after_the_plan_give_nan_rows_not_wrong_values
     assert err < 0.05, err
 
 
-def test_bank_model_names_the_conflicts_row_perm_removes():
-    """The swizzle model behind v102 / v103 (mla/analysis/smem_banks.py): v97-v101's V^T loads and
-    v100's decode stores are 4-way, ROW_PERM's are conflict-free, and the model itself sees a plain
-    row-contiguous 128-byte access as one wavefront and 8 rows 4 KB apart in one bank group as 8."""
+def test_bank_model_names_the_conflicts_v103_and_v116_remove():
+    """The swizzle model behind v103 / v116 (mla/analysis/smem_banks.py): the V^T loads before v116
+    and v100's decode stores are 4-way, v116's loads and v103's stores conflict-free, and the model
+    itself sees a plain row-contiguous 128-byte access as one wavefront and 8 rows 4 KB apart in one
+    bank group as 8."""
     from mla.analysis import smem_banks as sb
 
     r = sb.report()
-    assert r["V^T fragment loads, v97-v101"] == 4 and r["V^T fragment loads, ROW_PERM (v102+)"] == 1
+    assert r["V^T fragment loads, v97-v115 (lanes on rows 16 / 32 apart)"] == 4
+    assert r["V^T fragment loads, V_CF (v116+: lanes on rows 1 / 4 apart)"] == 1
     assert r["MXFP4 decode stores, v100 / v101"] == 4 and r["MXFP4 decode stores, ROW_PERM (v103+)"] == 1
     assert r["MXFP4 ring loads, ROW_PERM (v103+)"] == 1 and r["fp8 tile cp.async"] == 1
     flat = lambda row, col: row * 4096 + col  # noqa: E731

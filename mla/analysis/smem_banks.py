@@ -11,9 +11,14 @@ address function maps coordinates to the byte address of the shared buffer:
                       (16-byte unit ^ (row >> 1) & 3)
     ring_address      the packed MXFP4 ring, [64, 256] bytes, plain or swizzled (16-byte unit ^ row % 8)
 
-GEN3_ACCESSES lists the accesses that decided variants v102 / v103 (gen3-r7: the V^T fragment
-loads of v97-v101 and v100's decode stores model as 4-way; v102 / v103's as conflict-free). The
-H200 said the decode stores mattered (v103 -6%) and the V loads did not (v102 = v99).
+GEN3_ACCESSES lists the accesses that decided variants v102 / v103 / v116 (the V^T fragment loads
+of every variant before v116 and v100's decode stores model as 4-way; v103's stores and v116's
+loads as conflict-free). The H200 agreed where the code matched the model: v103's decode stores
+-6%; v116's loads -20% at bs256-kv8192, with Nsight Compute's shared wavefronts of those LDS.128
+going from 4x to 1x their ideal (gen3/r13-src-*, r14-src-*). v102 measured no gain because its
+ROW_PERM moved tokens between rows while the loads kept reading rows 0 / 16 / 32 / 48 together: the
+layout this model credited to it was first built in v116. The model does not explain the fp8
+tile's cp.async, which ncu counts at 2x its ideal wavefronts where the model sees no conflict.
 
     python3 scripts/probes/gluon_bank_model.py      (prints the table)
 """
@@ -81,9 +86,9 @@ def _blocked_lanes(threads_per_row: int) -> list[list[int]]:
 _V_WARPS = _tile_rows([[2, 0, 0], [4, 0, 0]])
 GEN3_ACCESSES = {
     # name: (lane bases, warp bases, address, register offsets) - the layouts of gluon_sm90.py
-    "V^T fragment loads, v97-v101": (
+    "V^T fragment loads, v97-v115 (lanes on rows 16 / 32 apart)": (
         _tile_rows([[0, 16, 0], [0, 32, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]]), _V_WARPS, nvmma64_address, [[0, 0]]),
-    "V^T fragment loads, ROW_PERM (v102+)": (
+    "V^T fragment loads, V_CF (v116+: lanes on rows 1 / 4 apart)": (
         _tile_rows([[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]]), _V_WARPS, nvmma64_address, [[0, 0]]),
     "MXFP4 decode stores, v100 / v101": (
         [_block(0, 1), _block(0, 2), _block(0, 4), _block(0, 8), _block(1, 0)], [_block(2, 0), _block(4, 0)],

@@ -25,14 +25,27 @@ keeps generation 2's math and changes only what the measurements named:
     by one thread, a PRMT table lookup per 4 elements with the block scale in the exponent field
     (_E2M1_E4M3_PTX) - after which steps 2-4 are the fp8 kernel's (scale 1). The scales come by
     register loads one tile ahead.
-    ROW_PERM: the tile's rows hold its tokens in a bit-swapped order (_row_token) so that the V^T
-    fragment loads (and the MXFP4 decode stores) are bank-conflict-free.
+    ROW_PERM: the tile's rows hold its tokens in a bit-swapped order (_row_token), with the MXFP4
+    decode by 8 consecutive rows per quarter warp: its stores are conflict-free. (It was meant for the
+    V^T fragment loads too, but those read tile rows, not tokens: their lanes stayed on rows 16 / 32
+    apart, 4-way conflicted, until V_CF.)
+    PV_FP8: PV on e4m3 QGMMA too - V^T's fragments only byte-transposed into the A layout (_BYTE_T4_PTX,
+    no conversion), P^T as 256 P = hi + lo, two e4m3 K-major B tiles into one accumulator (_store_p8).
+    QK_CAT: QK_PAIRS' operand as [hi; lo] rows, so the accumulator's halves are the softmax layout
+    as they are (the interleaved order cost 16 SHFL.IDX per tile).
+    PV_PROMOTE (with PV_FP8): each tile's PV in a fresh accumulator, added to the fp32 output by the
+    rescale's FFMA - e4m3 QGMMA accumulates with fewer bits than fp32 (v108 - v111 lost accuracy over
+    128 tiles); 2: each slice waited for at once.
+    V_CF (with PV_FP8): the V^T fragment loads with their lanes on tile rows 1 and 4 apart, so a
+    quarter warp's LDS.128 hit 8 different bank groups (_v_fragment8cf; ncu: 4x -> 1x the ideal
+    shared wavefronts, the largest step of rounds 11-15).
+    CP_ROWS: the fp8 tile's cp.async by 8 consecutive rows per quarter warp (measured no faster).
     LAZY_SUM: the softmax denominators accumulate per thread ([64, R], rescaled by alpha like the
     output) and are summed across the warps once after the loop: one cross-warp reduction (shuffles,
     a shared exchange, a barrier) per tile instead of two.
     LAZY_RESCALE (with LAZY_SUM): P against the running max, the output and sums rescaled only when a
     column's max grows by more than 2**8 (a CTA-uniform branch): no 64 multiplies per thread per tile.
-Measured variants v91-v103 (variants.py; docs/notes-triton.md "Generation 3").
+Measured variants v91-v118 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged. Not supported here (the
@@ -119,11 +132,11 @@ if gl is not None:
     @gluon.jit
     def _row_token(r, ROW_PERM: gl.constexpr):
         """The token (offset in the tile) whose data sits in row r of the tile: r itself, or with ROW_PERM
-        bits 0 <-> 4 and 2 <-> 5 swapped (an involution). The V^T fragment loads (_v_fragments) put
-        token bits 16 and 32 on lanes 0 and 1; in rows 0, 16, 32, 48 of the 64-byte-swizzled tile they
-        hit the same banks (4-way conflicts per LDS.128); stored this way those lanes read rows 0, 1, 4,
-        5, eight distinct 16-byte bank groups. The tile is only relabelled: QK^T, softmax and PV read
-        rows, and the mask asks this function which token a row is."""
+        bits 0 <-> 4 and 2 <-> 5 swapped (an involution). The tile is only relabelled: QK^T, softmax
+        and PV read rows, and the mask asks this function which token a row is. (The intent, lanes of
+        the V^T fragment loads on rows 0, 1, 4, 5 instead of 0, 16, 32, 48, needed the loads' lanes
+        moved, not the tokens: the loads read rows. V_CF does that; ROW_PERM is kept for the MXFP4
+        decode's layout, which v103 measured faster.)"""
         if ROW_PERM:
             return (r & 0b001010) | ((r >> 4) & 1) | ((r & 1) << 4) | (((r >> 5) & 1) << 2) | (((r >> 2) & 1) << 5)
         else:

@@ -224,13 +224,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # (measured in gen3-r7) gen3-r6's Nsight Compute named shared memory (v99: mio_throttle 1.85 +
     # short_scoreboard 1.21 of ~7 stall cycles per instruction; v100 short_scoreboard 2.63, L1/TEX 76%);
     # by the swizzle model (mla/analysis/smem_banks.py) the V^T fragment loads of v97-v101 are 4-way
-    # bank-conflicted, and so are v100's decode stores (measured: only the latter mattered)
+    # bank-conflicted, and so are v100's decode stores (measured: only the latter mattered - because
+    # v102's row order did not change which rows the V^T loads read: their conflicts stayed until v116)
     Variant("v102_n64_w4_s2_gl_en_rp", 64, 4, 2, 0, "v99 with the tile's rows in a bit-swapped token order "
-            "(row r holds token r with bits 0<->4, 2<->5): the V^T fragment LDS.128 conflict-free", family="gluon",
+            "(row r holds token r with bits 0<->4, 2<->5), meant to make the V^T fragment LDS.128 conflict-free "
+            "(it did not: they read rows; see v116)", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_row_perm=True),
     Variant("v103_n64_w4_s2_gl_mx_rp", 64, 4, 2, 0, "v100 with v102's row order and the decode by 8 consecutive "
-            "rows per quarter warp (swizzled ring): its LDS / STS and the V^T loads conflict-free", family="gluon",
+            "rows per quarter warp (swizzled ring): its LDS / STS conflict-free", family="gluon",
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True),
     # r6 / r7's ncu put ~0.6 stall cycles per instruction on barriers and the largest share on the
