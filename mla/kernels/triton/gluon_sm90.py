@@ -320,43 +320,19 @@ if gl is not None:
     # conversion takes 3 per register). Register r in = token r // 4, dims 4 (r % 4) .. + 3; register
     # g + 4 d out = dim 4 g + d of the 4 tokens.
     _BYTE_T4_CONSTRAINTS: gl.constexpr = gl.constexpr("=r," * 16 + ",".join(["r"] * 16))  # 16 out, 16 in
-    _BYTE_T4_PTX: gl.constexpr = gl.constexpr("""
-    {
-    .reg .b32 x0, x1, y0, y1;
-    prmt.b32 x0, $16, $20, 0x5140;
-    prmt.b32 x1, $16, $20, 0x7362;
-    prmt.b32 y0, $24, $28, 0x5140;
-    prmt.b32 y1, $24, $28, 0x7362;
-    prmt.b32 $0, x0, y0, 0x5410;
-    prmt.b32 $4, x0, y0, 0x7632;
-    prmt.b32 $8, x1, y1, 0x5410;
-    prmt.b32 $12, x1, y1, 0x7632;
-    prmt.b32 x0, $17, $21, 0x5140;
-    prmt.b32 x1, $17, $21, 0x7362;
-    prmt.b32 y0, $25, $29, 0x5140;
-    prmt.b32 y1, $25, $29, 0x7362;
-    prmt.b32 $1, x0, y0, 0x5410;
-    prmt.b32 $5, x0, y0, 0x7632;
-    prmt.b32 $9, x1, y1, 0x5410;
-    prmt.b32 $13, x1, y1, 0x7632;
-    prmt.b32 x0, $18, $22, 0x5140;
-    prmt.b32 x1, $18, $22, 0x7362;
-    prmt.b32 y0, $26, $30, 0x5140;
-    prmt.b32 y1, $26, $30, 0x7362;
-    prmt.b32 $2, x0, y0, 0x5410;
-    prmt.b32 $6, x0, y0, 0x7632;
-    prmt.b32 $10, x1, y1, 0x5410;
-    prmt.b32 $14, x1, y1, 0x7632;
-    prmt.b32 x0, $19, $23, 0x5140;
-    prmt.b32 x1, $19, $23, 0x7362;
-    prmt.b32 y0, $27, $31, 0x5140;
-    prmt.b32 y1, $27, $31, 0x7362;
-    prmt.b32 $3, x0, y0, 0x5410;
-    prmt.b32 $7, x0, y0, 0x7632;
-    prmt.b32 $11, x1, y1, 0x5410;
-    prmt.b32 $15, x1, y1, 0x7632;
-    }
-    """)
+    def _byte_t4_ptx() -> str:
+        """Four 4x4 byte transposes: for group g, a_t = $(16 + g + 4 t) -> $(g + 4 d); PRMT 0x5140 /
+        0x7362 interleave two registers' bytes 0-1 / 2-3, 0x5410 / 0x7632 take their low / high halves."""
+        lines = ["{", ".reg .b32 x0, x1, y0, y1;"]
+        for g in range(4):
+            a0, a1, a2, a3 = (f"${16 + g + 4 * t}" for t in range(4))
+            lines += [f"prmt.b32 x0, {a0}, {a1}, 0x5140;", f"prmt.b32 x1, {a0}, {a1}, 0x7362;",
+                      f"prmt.b32 y0, {a2}, {a3}, 0x5140;", f"prmt.b32 y1, {a2}, {a3}, 0x7362;",
+                      f"prmt.b32 ${g}, x0, y0, 0x5410;", f"prmt.b32 ${g + 4}, x0, y0, 0x7632;",
+                      f"prmt.b32 ${g + 8}, x1, y1, 0x5410;", f"prmt.b32 ${g + 12}, x1, y1, 0x7632;"]
+        return "\n".join(lines + ["}"])
+
+    _BYTE_T4_PTX: gl.constexpr = gl.constexpr(_byte_t4_ptx())
 
     @gluon.jit
     def _v_fragments8(k_smem, stage, load_layout: gl.constexpr, V_CF: gl.constexpr = False):
