@@ -526,10 +526,12 @@ if gl is not None:
 
     @gluon.jit
     def _store_p8(pt, p8, R: gl.constexpr, V_CF: gl.constexpr = False):
-        """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo, both e4m3, stored K-major
-        ([R, 64] rows, tokens in _v_fragments8's k order). hi is within e4m3's 2**-4, lo takes the
-        residual to ~2**-8 of P (rel_l2 of the output 2.5e-4 in a CPU model, fp16 P 8e-5, both far
-        under the bf16 output's 1.6e-3); values under 2**-17 are lost, as fp16 loses them under 2**-24."""
+        """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo,
+        both e4m3, stored K-major ([R, 64] rows, tokens in _v_fragments8's k order). hi is within
+        e4m3's 2**-4, lo takes the residual to ~2**-8 of P: the output's rel_l2 from P alone is
+        2.4-4.7e-4 in a CPU model (fp16 P 0.8-1.5e-4), far under the bf16 output's ~1.7e-3
+        (scripts/probes/p8_accuracy_model.py, data/accuracy/p8-model.csv); values under 2**-17 are
+        lost, as fp16 loses them under 2**-24."""
         if V_CF:  # k = (t32 t16 t4 t1 t2 t8), _v_fragment8cf's
             y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (0, 1, 3, 5, 4, 2, 6))
         else:  # k = (t4 t2 t32 t16 t1 t8)
@@ -628,7 +630,9 @@ if gl is not None:
         gl.static_assert(not PV_FP8 or (PV_REG and EPI_NATURAL), "PV_FP8 is built on the PV_REG + EPI_NATURAL kernel")
         gl.static_assert(QK_PAIRS or not QK_CAT, "QK_CAT orders QK_PAIRS' operand")
         gl.static_assert(PV_FP8 or not V_CF, "V_CF is a load layout of PV_FP8's fragments")
-        gl.static_assert(not PV_PROMOTE or (PV_FP8 and not LAZY_RESCALE), "PV_PROMOTE is PV_FP8's (rescale every tile)")
+        gl.static_assert(not PV_PROMOTE or PV_FP8, "PV_PROMOTE is PV_FP8's")
+        # LAZY_RESCALE lets P grow to 2**8 before rescaling; at PV_FP8's 256 P that overflows e4m3 (448)
+        gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
         gl.static_assert(num_warps == 4, "one warpgroup")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
