@@ -19,7 +19,7 @@ import torch
 
 import mla
 from mla.kernels.triton import TritonDecodePlan
-from mla.kernels.triton.variants import VARIANTS
+from mla.kernels.triton.variants import HOPPER_DEFAULT, VARIANTS
 
 GEN3 = sorted(n for n, v in VARIANTS.items() if v.family == "gluon")
 SM90 = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 and not torch.version.hip
@@ -51,7 +51,8 @@ def test_plan_refuses_without_an_sm90_gpu():
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="mxfp4"), "takes kv_format 'fp8'.*v86"),
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="bf16"), "takes kv_format 'fp8'"),
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", q_format="fp8"), "q_format 'bf16'"),
-    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True), "separate reduce only"),
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True, balanced=True), "balanced and partial_dtype"),
+    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True, partial_dtype="bf16"), "fp32 partials"),
     ("v100_n64_w4_s2_gl_mx", dict(kv_format="fp8"), "takes kv_format 'mxfp4'.*v75"),
 ])
 def test_plan_refuses_what_generation_3_does_not_implement(variant, kw, match):
@@ -273,11 +274,12 @@ def test_offline_sm90_sass_of_the_e4m3_pv(variant):
 gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
 
 
-def _checked(data, variant, num_splits=None):
+def _checked(data, variant, num_splits=None, plan=None, **kw):
     from test_triton_kernels import format_reference  # the fp64 own-format reference
 
     fmt = VARIANTS[variant].gluon_kv
-    plan = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=num_splits, graph=False)
+    if plan is None:
+        plan = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=num_splits, graph=False, **kw)
     for t in plan.outputs:
         t.fill_(float("nan"))
     out = plan.run(data)
@@ -289,6 +291,7 @@ def _checked(data, variant, num_splits=None):
     assert m["rel_l2"] < 1e-2, (variant, m)
     ok, msg = mla.check(data, out, reference_output=mla.reference(data, kv_format=fmt))
     assert ok, msg
+    return plan
 
 
 @gpu
@@ -313,6 +316,33 @@ def test_many_splits_and_a_long_sequence(variant):
     data = mla.generate_input(2, 1, 8192, seed=7, device="cuda")
     _checked(data, variant, 64)
     _checked(data, variant, 1)
+
+
+# the fused reduce is one epilogue for every EPI_NATURAL variant: the defaults and the newest carry it here
+FUSED = sorted({*HOPPER_DEFAULT.values(), "v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow"})
+
+
+@gpu
+@pytest.mark.parametrize("variant", FUSED)
+def test_fused_reduce_is_one_launch_and_right_on_every_call(variant):
+    """FUSED_REDUCE: the last program of each (batch element, head group) merges the partials. Ragged
+    lengths (some splits empty), 4-token queries with 32 heads, and repeated calls and graph replays
+    on new inputs in place: the counters must be back at 0 after every call."""
+    data = mla.generate_input(4, 1, 333, seed=21, device="cuda", kv_lens=(1, 65, 130, 333))
+    plan = _checked(data, variant, 5, fused_reduce=True)
+    assert plan.launches == 1 and plan.config["fused_reduce"] is True
+    assert int(plan.counters.abs().sum()) == 0, "counters not reset"
+    _checked(mla.generate_input(3, 4, 517, seed=22, device="cuda", num_heads=32), variant, 3, fused_reduce=True)
+    fmt = VARIANTS[variant].gluon_kv
+    data = mla.generate_input(8, 1, 2048, seed=23, device="cuda")
+    graphed = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=4, graph=True, fused_reduce=True)
+    for seed in (24, 25, 26):  # capture, then replays on new values at the same addresses
+        fresh = mla.generate_input(8, 1, 2048, seed=seed, device="cuda")
+        for dst, src in ((data[0], fresh[0]), *((data[1][k], fresh[1][k]) for k in data[1])):
+            for d, s in zip(dst if isinstance(dst, tuple) else (dst,), src if isinstance(src, tuple) else (src,)):
+                d.copy_(s)
+        _checked(data, variant, plan=graphed)
+        assert int(graphed.counters.abs().sum()) == 0
 
 
 # e4m3 QGMMA accumulates with fewer bits than fp32: a PV accumulator carried across every tile (v108 -

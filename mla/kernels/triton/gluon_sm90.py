@@ -40,6 +40,10 @@ keeps generation 2's math and changes only what the measurements named:
     quarter warp's LDS.128 hit 8 different bank groups (_v_fragment8cf; ncu: 4x -> 1x the ideal
     shared wavefronts, the largest step of rounds 11-15).
     CP_ROWS: the fp8 tile's cp.async by 8 consecutive rows per quarter warp (measured no faster).
+    MX_OWN (MXFP4, ROW_PERM): the packed tile's cp.async in the decode's own layout (each thread decodes
+    the bytes it copied): one address computation serves both, 51 fewer instructions per warp per tile
+    (offline SASS). The barrier after the copy's wait stays: the compiler's shared-memory analysis puts
+    one there whatever the layouts.
     LAZY_SUM: the softmax denominators accumulate per thread ([64, R], rescaled by alpha like the
     output) and are summed across the warps once after the loop: one cross-warp reduction (shuffles,
     a shared exchange, a barrier) per tile instead of two.
@@ -48,10 +52,11 @@ keeps generation 2's math and changes only what the measurements named:
 Measured variants v91-v118 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
-the split heuristic and the tile / loop reduce kernels serve it unchanged. Not supported here (the
-plan refuses them): the fused reduce, the balanced work list, bf16 partials, quantized Q, and MXFP4
-scales outside E8M0 122..133 (generation 2 takes those). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels
-have none), where generation 2 remains the portable path.
+the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
+1's one-launch reduce (_merge_if_last). Not supported here (the plan refuses them): the balanced
+work list, bf16 partials, quantized Q, and MXFP4 scales outside E8M0 122..133 (generation 2 takes
+those). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels have none),
+where generation 2 remains the portable path.
 """
 
 from __future__ import annotations
@@ -602,6 +607,37 @@ if gl is not None:
         return a0, a1, a2, a3, a4, a5, a6, a7
 
     @gluon.jit
+    def _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, num_splits, out_row, row_ok,
+                       R: gl.constexpr, layout: gl.constexpr):
+        """FUSED_REDUCE (generation 1's _merge_if_last in Gluon): count this program's partial in; the
+        program that brings the (batch element, head group) counter to num_splits merges every split's
+        partial by its LSE into the output and resets the counter for the next call (or graph replay)."""
+        # every thread's partial stores precede the CTA barrier, the barrier precedes the release half
+        # of the atomic: the program that acquires the final count sees every split's partial
+        _cta_barrier()
+        done = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+        if done == num_splits - 1:
+            d = gl.arange(0, 512, layout=gl.SliceLayout(0, layout))
+            m = gl.full([R], float("-inf"), gl.float32, layout=gl.SliceLayout(1, layout))
+            den = gl.zeros([R], gl.float32, layout=gl.SliceLayout(1, layout))
+            acc = gl.zeros([R, 512], gl.float32, layout=layout)
+            for k in range(0, num_splits):
+                # .cg: read at L2, where the other SMs' partials are (this SM's L1 may hold none of them)
+                lse = gl.load(part_lse_ptr + part_base + k, mask=row_ok, other=float("-inf"), cache_modifier=".cg")
+                part = gl.load(part_o_ptr + (part_base + k).to(gl.int64)[:, None] * 512 + d[None, :],
+                               mask=row_ok[:, None], other=0.0, cache_modifier=".cg")
+                m_new = gl.maximum(m, lse)
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)  # splits with no visible token
+                alpha = gl.exp2(m - m_safe)
+                w = gl.exp2(lse - m_safe)
+                den = den * alpha + w
+                acc = acc * alpha[:, None] + w[:, None] * part
+                m = m_new
+            o = acc / gl.where(den > 0, den, 1.0)[:, None]
+            gl.store(out_row[:, None] + d[None, :], o.to(gl.bfloat16), mask=row_ok[:, None])
+            gl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
+
+    @gluon.jit
     def mla_decode_gluon_sm90_kernel(
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
@@ -613,9 +649,11 @@ if gl is not None:
         PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
-        CP_ROWS: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
-        """Arguments as generation 1's split kernel (work_ptr / counter_ptr / chunk_tokens unused).
+        """Arguments as generation 1's split kernel (work_ptr / chunk_tokens unused; counter_ptr with
+        FUSED_REDUCE: generation 1's one-launch reduce, see _merge_if_last).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
         BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
         QK_PAIRS and PV_REG.
@@ -634,6 +672,8 @@ if gl is not None:
         # LAZY_RESCALE lets P grow to 2**8 before rescaling; at PV_FP8's 256 P that overflows e4m3 (448)
         gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
         gl.static_assert(num_warps == 4, "one warpgroup")
+        gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
+        gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
         QR: gl.constexpr = 2 * R if QK_PAIRS else R  # rows of the (first) Q operand buffer
@@ -687,11 +727,14 @@ if gl is not None:
             # and the K tile's 64-byte swizzle spreads 8 consecutive rows over all banks, so both the
             # LDS.128 of the packed bytes and the STS.128 of the e4m3 bytes are conflict-free (v100's
             # layout, 8 blocks of one token per quarter warp, wrote 4 rows 4 KB apart: 4-way conflicts)
-            mx_copy: gl.constexpr = gl.BlockedLayout([1, 16], [2, 16], [4, 1], [1, 0])
             dec_lat_2d: gl.constexpr = gl.DistributedLinearLayout(
                 reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [32, 0], [0, 64], [0, 128]],
                 lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
                 warp_bases=[[8, 0], [16, 0]], block_bases=[], shape=[64, 256])
+            if MX_OWN:  # each thread copies the 16-byte units it decodes (the rope's layouts already agree)
+                mx_copy: gl.constexpr = dec_lat_2d
+            else:
+                mx_copy: gl.constexpr = gl.BlockedLayout([1, 16], [2, 16], [4, 1], [1, 0])
             dec_lat: gl.constexpr = gl.DistributedLinearLayout(
                 reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [32, 0, 0], [0, 4, 0], [0, 8, 0]],
                 lane_bases=[[1, 0, 0], [2, 0, 0], [4, 0, 0], [0, 1, 0], [0, 2, 0]],
@@ -959,6 +1002,10 @@ if gl is not None:
                 gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
             else:
                 gl.store(ptr, o, mask=row_ok[:, None])
+                if FUSED_REDUCE:
+                    _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * gl.num_programs(0) + head_group,
+                                   (tok_out * NUM_HEADS + head) * num_splits, num_splits,
+                                   out_ptr + tok_out * stride_o_tok + head * stride_o_head, row_ok, R, out_blk)
         else:
             _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
             _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)

@@ -37,7 +37,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
 from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant,
-                       get_variant)
+                       get_variant, gluon_constexprs)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -224,8 +224,8 @@ def _check_gluon_request(variant, kv_format, q_format, device, fused_reduce, bal
         hint = f" (generation 2, e.g. {GEN2_DEFAULT[kv_format]!r}, takes fp8 and MXFP4)" if kv_format in GEN2_DEFAULT else ""
         raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
                          f"'bf16'; got {kv_format!r} / {q_format!r}{hint}")
-    if fused_reduce or balanced or partial_dtype == "bf16":
-        raise ValueError(f"variant {name!r} (Gluon) has the separate reduce only: fused_reduce, balanced and "
+    if balanced or partial_dtype == "bf16":
+        raise ValueError(f"variant {name!r} (Gluon) has fp32 partials and one split count per batch: balanced and "
                          "partial_dtype='bf16' are generation 1 / 2 options")
     if kv_format == "mxfp4":
         check_mxfp4_scales(mx_span, name, MXFP4_GLUON_EXACT)
@@ -389,13 +389,8 @@ class TritonDecodePlan:
         if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
             self.kernel = mla_decode_gluon_sm90_kernel
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
-                                                      "SINGLE_PASS", "KV_FORMAT", "num_warps")}
-            v = self.variant
-            self.constexprs.update(STAGES=v.num_stages, V_SLOTS=v.gluon_v_slots, QK_PAIRS=v.gluon_qk_pairs,
-                                   PV_REG=v.gluon_pv_reg, EPI_NATURAL=v.gluon_epi_natural,
-                                   ROW_PERM=v.gluon_row_perm, LAZY_SUM=v.gluon_lazy_sum,
-                                   LAZY_RESCALE=v.gluon_lazy_rescale, PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat,
-                                   PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf, CP_ROWS=v.gluon_cp_rows)
+                                                      "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "num_warps")}
+            self.constexprs.update(gluon_constexprs(self.variant))
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,

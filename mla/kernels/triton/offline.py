@@ -29,7 +29,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .launch import heads_per_program, reduce_block_d
 from .swapab import mla_decode_swapab_kernel
-from .variants import get_variant
+from .variants import get_variant, gluon_constexprs
 
 SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
 
@@ -62,7 +62,8 @@ FUSED_ARGS = {"work_ptr": "*i32", "counter_ptr": "*i32", "chunk_tokens": "i32"}
 def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_format: str = "mxfp4",
                     q_format: str = "bf16", num_heads: int = 16, q_seq_len: int = 1, num_splits: int = 2,
                     kernel: str = "split", waves_per_eu: int | None = None,
-                    matrix_instr_nonkdim: int | None = None, kpack: int | None = None) -> OfflineKernel:
+                    matrix_instr_nonkdim: int | None = None, kpack: int | None = None,
+                    fused_reduce: bool | None = None) -> OfflineKernel:
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
@@ -70,13 +71,14 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     ``"reduce_tile"`` (the combine with every split in one tile; ``num_splits`` sizes it).
     AMD knobs (HIP only; ignored for cuda): ``waves_per_eu`` (occupancy hint), ``matrix_instr_nonkdim``
     (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
+    fused_reduce: the split kernel with the one-launch reduce (None: the variant's own choice).
     """
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         # the interpreter replaced every @triton.jit function; compile in a clean process instead
         return _compile_in_subprocess(target, dict(
             variant=variant, kv_format=kv_format, q_format=q_format, num_heads=num_heads, q_seq_len=q_seq_len,
             num_splits=num_splits, kernel=kernel, waves_per_eu=waves_per_eu,
-            matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack))
+            matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, fused_reduce=fused_reduce))
     if (target.backend, target.arch) not in SUPPORTED_TARGETS:
         raise ValueError(f"unsupported target {target}; choose from {SUPPORTED_TARGETS} (cuda arch as int)")
     if kv_format not in KV_FORMAT_CODE:
@@ -86,6 +88,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     if kernel not in ("split", "reduce", "reduce_tile"):
         raise ValueError(f"kernel must be 'split', 'reduce' or 'reduce_tile', got {kernel!r}")
     v = get_variant(variant)
+    fused = (v.fused_reduce if fused_reduce is None else fused_reduce) and num_splits > 1
     source_cls = ASTSource
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
     if target.backend == "hip":
@@ -104,12 +107,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
-                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], STAGES=v.num_stages,
-                          V_SLOTS=v.gluon_v_slots, QK_PAIRS=v.gluon_qk_pairs, PV_REG=v.gluon_pv_reg,
-                          EPI_NATURAL=v.gluon_epi_natural, ROW_PERM=v.gluon_row_perm,
-                          LAZY_SUM=v.gluon_lazy_sum, LAZY_RESCALE=v.gluon_lazy_rescale,
-                          PV_FP8=v.gluon_pv_fp8, QK_CAT=v.gluon_qk_cat,
-                          PV_PROMOTE=v.gluon_pv_promote, V_CF=v.gluon_v_cf, CP_ROWS=v.gluon_cp_rows, num_warps=v.num_warps)
+                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
+                          FUSED_REDUCE=fused, num_warps=v.num_warps, **gluon_constexprs(v))
         fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         source_cls = GluonASTSource
     elif kernel == "split" and v.family == "swapab":
@@ -122,7 +121,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path,
                           LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3,
                           USE_PTX=target.backend == "cuda", WORK_LIST=v.balanced and num_splits > 1,
-                          FUSED_REDUCE=v.fused_reduce and num_splits > 1, PARTIAL_BF16=v.partial_bf16)
+                          FUSED_REDUCE=fused, PARTIAL_BF16=v.partial_bf16)
         fn, signature = mla_decode_swapab_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
             signature["part_o_ptr"] = "*bf16"
@@ -133,7 +132,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
                           MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda",
-                          WORK_LIST=v.balanced and num_splits > 1, FUSED_REDUCE=v.fused_reduce and num_splits > 1,
+                          WORK_LIST=v.balanced and num_splits > 1, FUSED_REDUCE=fused,
                           PARTIAL_BF16=v.partial_bf16)
         fn, signature = mla_decode_split_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:

@@ -49,6 +49,7 @@ class Variant:
     gluon_pv_promote: int = 0  # gluon (PV_FP8): each tile's PV in a fresh MMA accumulator, summed in fp32 (2: serial)
     gluon_v_cf: bool = False  # gluon (PV_FP8): V^T fragment loads with bank-conflict-free lanes
     gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
+    gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -315,6 +316,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, gluon_cp_rows=True),
+    # v117's loop: 1175 instructions per warp per tile; the packed tile's copy and its decode each
+    # computed their own addresses (different layouts)
+    Variant("v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow", 64, 4, 2, 0, "v117 with the packed tile copied in the "
+            "decode's own layout: one address computation, 1124 instructions per warp per tile (offline)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_own=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -421,3 +429,17 @@ def get_variant(name: str) -> Variant:
     if name not in VARIANTS:
         raise ValueError(f"unknown triton variant {name!r}; choose from {sorted(VARIANTS)}")
     return VARIANTS[name]
+
+
+# generation 3: which Variant field sets which constexpr of gluon_sm90's kernel (launch and offline
+# compile both build the kernel's arguments from this one table)
+GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_qk_pairs": "QK_PAIRS",
+                    "gluon_pv_reg": "PV_REG", "gluon_epi_natural": "EPI_NATURAL", "gluon_row_perm": "ROW_PERM",
+                    "gluon_lazy_sum": "LAZY_SUM", "gluon_lazy_rescale": "LAZY_RESCALE", "gluon_pv_fp8": "PV_FP8",
+                    "gluon_qk_cat": "QK_CAT", "gluon_pv_promote": "PV_PROMOTE", "gluon_v_cf": "V_CF",
+                    "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN"}
+
+
+def gluon_constexprs(v: Variant) -> dict:
+    """The gluon_sm90 kernel's variant constexprs for ``v`` (shape ones come from the launcher)."""
+    return {name: getattr(v, field) for field, name in GLUON_CONSTEXPRS.items()}
