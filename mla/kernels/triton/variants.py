@@ -323,6 +323,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_own=True),
+    # the packed ring is 18 KB a stage: a third one still fits two CTAs per SM (111 KB each)
+    Variant("v120_n64_w4_s3_gl_mx_rp_ls_p8_qc_pp_cf_ow", 64, 4, 3, 0, "v119 with a 3-stage packed ring (two "
+            "tiles in flight)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_own=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
