@@ -35,6 +35,25 @@ def test_generation_3_is_registered_as_one_format_gluon_variants():
     assert mx and all(VARIANTS[n].gluon_pv_reg and VARIANTS[n].gluon_qk_pairs for n in mx)
 
 
+def test_every_gluon_field_reaches_a_kernel_constexpr():
+    """launch.py and offline.py both build the kernel's variant constexprs from GLUON_CONSTEXPRS: a
+    Variant field missing there would be silently ignored (the kernel would take its default)."""
+    import dataclasses
+
+    from mla.kernels.triton.gluon_sm90 import GLUON_IMPORT_ERROR
+    from mla.kernels.triton.variants import GLUON_CONSTEXPRS, Variant, gluon_constexprs
+
+    fields = {f.name for f in dataclasses.fields(Variant) if f.name.startswith("gluon_") and f.name != "gluon_kv"}
+    assert fields <= set(GLUON_CONSTEXPRS), sorted(fields - set(GLUON_CONSTEXPRS))
+    assert len(set(GLUON_CONSTEXPRS.values())) == len(GLUON_CONSTEXPRS)
+    v = VARIANTS["v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow"]
+    assert gluon_constexprs(v)["MX_OWN"] is True and gluon_constexprs(v)["STAGES"] == v.num_stages
+    if GLUON_IMPORT_ERROR is None:  # (the kernel object needs Gluon in the installed triton)
+        from mla.kernels.triton.gluon_sm90 import mla_decode_gluon_sm90_kernel
+
+        assert set(GLUON_CONSTEXPRS.values()) <= set(mla_decode_gluon_sm90_kernel.arg_names)
+
+
 @pytest.mark.skipif(SM90, reason="the refusal of a non-sm90 device is tested where there is none")
 def test_plan_refuses_without_an_sm90_gpu():
     if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":

@@ -49,7 +49,7 @@ keeps generation 2's math and changes only what the measurements named:
     a shared exchange, a barrier) per tile instead of two.
     LAZY_RESCALE (with LAZY_SUM): P against the running max, the output and sums rescaled only when a
     column's max grows by more than 2**8 (a CTA-uniform branch): no 64 multiplies per thread per tile.
-Measured variants v91-v118 (variants.py; docs/notes-triton.md "Generation 3").
+Measured variants v91-v120 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation

@@ -323,7 +323,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_own=True),
-    # the packed ring is 18 KB a stage: a third one still fits two CTAs per SM (111 KB each)
+    # gen3-r16 / r17: v119 415 / 416 us at bs256-kv8192 against v117's 417 / 417 in the same runs (4% fewer
+    # instructions, the same time); the packed ring is 18 KB a stage: a third still fits 2 CTAs per SM
+    # (111 KB each); r17: v120 420 us, no faster on any kv8192 shape (not memory latency either)
     Variant("v120_n64_w4_s3_gl_mx_rp_ls_p8_qc_pp_cf_ow", 64, 4, 3, 0, "v119 with a 3-stage packed ring (two "
             "tiles in flight)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
             gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
