@@ -173,11 +173,13 @@ def test_default_call_takes_the_rule_and_knobs_override_it(kv_format):
     assert not named.fused_reduce and named.launches == 2
     off = TritonDecodePlan(data, kv_format=kv_format, num_splits=2, fused_reduce=False)
     assert not off.fused_reduce and not off.balanced
-    if gen3:  # generation 3 has the fused reduce, not the balanced work list (ValueError naming it)
+    if gen3:  # generation 3 has the fused reduce and the work list, not bf16 partials (ValueError naming it)
         on = TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True)
         assert on.fused_reduce and not on.balanced and on.launches == 1
-        with pytest.raises(ValueError, match="balanced and partial_dtype"):
-            TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True, balanced=True)
+        both = TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True, balanced=True)
+        assert both.balanced and both.launches == 1
+        with pytest.raises(ValueError, match="fp32 partials"):
+            TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True, partial_dtype="bf16")
         return
     on = TritonDecodePlan(data, kv_format=kv_format, num_splits=4, fused_reduce=True)
     assert on.fused_reduce and not on.balanced and on.launches == 1

@@ -70,7 +70,6 @@ def test_plan_refuses_without_an_sm90_gpu():
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="mxfp4"), "takes kv_format 'fp8'.*v86"),
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="bf16"), "takes kv_format 'fp8'"),
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", q_format="fp8"), "q_format 'bf16'"),
-    ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True, balanced=True), "balanced and partial_dtype"),
     ("v95_n64_w4_s2_gl_r2", dict(kv_format="fp8", fused_reduce=True, partial_dtype="bf16"), "fp32 partials"),
     ("v100_n64_w4_s2_gl_mx", dict(kv_format="fp8"), "takes kv_format 'mxfp4'.*v75"),
 ])
@@ -362,6 +361,23 @@ def test_fused_reduce_is_one_launch_and_right_on_every_call(variant):
                 d.copy_(s)
         _checked(data, variant, plan=graphed)
         assert int(graphed.counters.abs().sum()) == 0
+
+
+@gpu
+@pytest.mark.parametrize("variant", FUSED)
+def test_balanced_work_list_on_ragged_batches(variant):
+    """WORK_LIST (+ the fused reduce): equal-token splits across the batch, so a long element gets
+    more programs; elements that fit one split write the output directly (no partial). Checked on a
+    batch with 1-token to 8192-token elements, 4-token queries, and 32 heads."""
+    lens = (1, 7, 33, 1000, 8192, 4096, 2048, 513)
+    data = mla.generate_input(8, 1, 8192, seed=31, device="cuda", kv_lens=lens)
+    plan = _checked(data, variant, None, fused_reduce=True, balanced=True)
+    assert plan.balanced and plan.launches == 1 and plan.chunk_tokens % 64 == 0
+    splits = plan.work[:, 2].tolist()
+    assert max(splits) > 1 and min(splits) == 1, "long elements split, short ones whole"
+    assert int(plan.counters.abs().sum()) == 0
+    data = mla.generate_input(4, 4, 3000, seed=32, device="cuda", num_heads=32, kv_lens=(5, 3000, 700, 64))
+    _checked(data, variant, 6, fused_reduce=True, balanced=True)
 
 
 # e4m3 QGMMA accumulates with fewer bits than fp32: a PV accumulator carried across every tile (v108 -

@@ -53,9 +53,9 @@ Measured variants v91-v120 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
-1's one-launch reduce (_merge_if_last). Not supported here (the plan refuses them): the balanced
-work list, bf16 partials, quantized Q, and MXFP4 scales outside E8M0 122..133 (generation 2 takes
-those). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels have none),
+1's one-launch reduce (_merge_if_last), WORK_LIST (with it) generation 1's balanced work list. Not
+supported here (the plan refuses them): bf16 partials, quantized Q, and MXFP4 scales outside E8M0
+122..133 (generation 2 takes those). Hopper only: the plan refuses other GPUs (and the interpreter: Gluon kernels have none),
 where generation 2 remains the portable path.
 """
 
@@ -650,10 +650,11 @@ if gl is not None:
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        WORK_LIST: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
-        """Arguments as generation 1's split kernel (work_ptr / chunk_tokens unused; counter_ptr with
-        FUSED_REDUCE: generation 1's one-launch reduce, see _merge_if_last).
+        """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
+        one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
+        balanced work list: grid (head groups, items, 1), item = (batch element, split, its splits)).
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
         BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
         QK_PAIRS and PV_REG.
@@ -673,6 +674,7 @@ if gl is not None:
         gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
         gl.static_assert(num_warps == 4, "one warpgroup")
         gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
+        gl.static_assert(not WORK_LIST or FUSED_REDUCE, "WORK_LIST's splits per element differ: the fused reduce merges")
         gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
@@ -756,12 +758,22 @@ if gl is not None:
 
         # -- this program's work (generation 1's split kernel without the work list) -------------
         head_group = gl.program_id(0)
-        split = gl.program_id(1)
-        b = gl.program_id(2)
+        if WORK_LIST:  # (generation 1's _program_work)
+            item = gl.program_id(1)
+            b = gl.load(work_ptr + item * 3)
+            split = gl.load(work_ptr + item * 3 + 1)
+            splits_b = gl.load(work_ptr + item * 3 + 2)
+        else:
+            split = gl.program_id(1)
+            b = gl.program_id(2)
+            splits_b = num_splits
         q_start = gl.load(qo_indptr_ptr + b)
         kv_start = gl.load(kv_indptr_ptr + b)
         kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
-        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
+        if WORK_LIST:
+            chunk = chunk_tokens
+        else:
+            chunk = gl.cdiv(gl.cdiv(kv_len, num_splits), BLOCK_N) * BLOCK_N
         start = split * chunk
         end = gl.minimum(start + chunk, kv_len)
 
@@ -998,14 +1010,22 @@ if gl is not None:
                               acc7 * inv, R)
             o = gl.convert_layout(o, out_blk)
             ptr = row_base[:, None] + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :]
+            out_row = out_ptr + tok_out * stride_o_tok + head * stride_o_head
             if SINGLE_PASS:
                 gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
+            elif WORK_LIST:  # (nested ifs, not `WORK_LIST and ...`: a constexpr/tensor `and` is version-fragile)
+                if splits_b == 1:  # a short element of a ragged batch: one split, the output directly
+                    dims = gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))
+                    gl.store(out_row[:, None] + dims[None, :], o.to(gl.bfloat16), mask=row_ok[:, None])
+                else:
+                    gl.store(ptr, o, mask=row_ok[:, None])
+                    _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * gl.num_programs(0) + head_group,
+                                   (tok_out * NUM_HEADS + head) * num_splits, splits_b, out_row, row_ok, R, out_blk)
             else:
                 gl.store(ptr, o, mask=row_ok[:, None])
                 if FUSED_REDUCE:
                     _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * gl.num_programs(0) + head_group,
-                                   (tok_out * NUM_HEADS + head) * num_splits, num_splits,
-                                   out_ptr + tok_out * stride_o_tok + head * stride_o_head, row_ok, R, out_blk)
+                                   (tok_out * NUM_HEADS + head) * num_splits, splits_b, out_row, row_ok, R, out_blk)
         else:
             _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
             _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)

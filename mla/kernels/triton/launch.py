@@ -214,19 +214,19 @@ def _kv_tensors(data, kv_format):
 
 
 
-def _check_gluon_request(variant, kv_format, q_format, device, fused_reduce, balanced, partial_dtype,
-                         mx_span) -> None:
+def _check_gluon_request(variant, kv_format, q_format, device, partial_dtype, mx_span) -> None:
     """Generation 3 is one Hopper kernel per KV format (fp8, or MXFP4 with scales its table decode
-    represents exactly) for bf16 Q with the two-launch reduce; refuse anything else here, with the
-    reason, instead of failing inside the compiler."""
+    represents exactly) for bf16 Q with fp32 partials (the tile reduce, or the fused one with or
+    without the balanced work list); refuse anything else here, with the reason, instead of failing
+    inside the compiler."""
     name, built_for = variant.name, variant.gluon_kv
     if kv_format != built_for or q_format != "bf16":
         hint = f" (generation 2, e.g. {GEN2_DEFAULT[kv_format]!r}, takes fp8 and MXFP4)" if kv_format in GEN2_DEFAULT else ""
         raise ValueError(f"variant {name!r} (Gluon, generation 3) takes kv_format {built_for!r} with q_format "
                          f"'bf16'; got {kv_format!r} / {q_format!r}{hint}")
-    if balanced or partial_dtype == "bf16":
-        raise ValueError(f"variant {name!r} (Gluon) has fp32 partials and one split count per batch: balanced and "
-                         "partial_dtype='bf16' are generation 1 / 2 options")
+    if partial_dtype == "bf16":
+        raise ValueError(f"variant {name!r} (Gluon) has fp32 partials: partial_dtype='bf16' is a generation 1 / 2 "
+                         "option")
     if kv_format == "mxfp4":
         check_mxfp4_scales(mx_span, name, MXFP4_GLUON_EXACT)
     reason = gluon_unavailable_reason(device) if not interpreting() else "Gluon kernels have no interpreter"
@@ -294,8 +294,7 @@ class TritonDecodePlan:
             raise ValueError(f"variant {self.variant.name!r} (fp16 dots) supports kv_format 'fp8' (and 'mxfp4' with "
                              f"mx_decode 2) only, got {kv_format!r}")
         if self.variant.family == "gluon":
-            _check_gluon_request(self.variant, kv_format, q_format, q.device, fused_reduce, balanced,
-                                 partial_dtype, mx_span)
+            _check_gluon_request(self.variant, kv_format, q_format, q.device, partial_dtype, mx_span)
         if self.variant.family == "swapab":
             if kv_format not in ("fp8", "mxfp4") or q_format != "bf16":
                 raise ValueError(f"variant {self.variant.name!r} (swap-AB, fp8 QK) takes kv_format 'fp8' or 'mxfp4' "
@@ -389,7 +388,8 @@ class TritonDecodePlan:
         if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
             self.kernel = mla_decode_gluon_sm90_kernel
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
-                                                      "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "num_warps")}
+                                                      "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
+                                                      "num_warps")}
             self.constexprs.update(gluon_constexprs(self.variant))
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel

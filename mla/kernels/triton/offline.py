@@ -63,7 +63,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                     q_format: str = "bf16", num_heads: int = 16, q_seq_len: int = 1, num_splits: int = 2,
                     kernel: str = "split", waves_per_eu: int | None = None,
                     matrix_instr_nonkdim: int | None = None, kpack: int | None = None,
-                    fused_reduce: bool | None = None) -> OfflineKernel:
+                    fused_reduce: bool | None = None, balanced: bool | None = None) -> OfflineKernel:
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
@@ -71,14 +71,16 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     ``"reduce_tile"`` (the combine with every split in one tile; ``num_splits`` sizes it).
     AMD knobs (HIP only; ignored for cuda): ``waves_per_eu`` (occupancy hint), ``matrix_instr_nonkdim``
     (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
-    fused_reduce: the split kernel with the one-launch reduce (None: the variant's own choice).
+    fused_reduce / balanced: the split kernel with the one-launch reduce / the work list (None: the
+    variant's own choice; balanced needs the fused reduce).
     """
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         # the interpreter replaced every @triton.jit function; compile in a clean process instead
         return _compile_in_subprocess(target, dict(
             variant=variant, kv_format=kv_format, q_format=q_format, num_heads=num_heads, q_seq_len=q_seq_len,
             num_splits=num_splits, kernel=kernel, waves_per_eu=waves_per_eu,
-            matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, fused_reduce=fused_reduce))
+            matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, fused_reduce=fused_reduce,
+            balanced=balanced))
     if (target.backend, target.arch) not in SUPPORTED_TARGETS:
         raise ValueError(f"unsupported target {target}; choose from {SUPPORTED_TARGETS} (cuda arch as int)")
     if kv_format not in KV_FORMAT_CODE:
@@ -89,6 +91,9 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         raise ValueError(f"kernel must be 'split', 'reduce' or 'reduce_tile', got {kernel!r}")
     v = get_variant(variant)
     fused = (v.fused_reduce if fused_reduce is None else fused_reduce) and num_splits > 1
+    work_list = (v.balanced if balanced is None else balanced) and num_splits > 1
+    if work_list and not fused:
+        raise ValueError("balanced (the work list) needs the fused reduce")
     source_cls = ASTSource
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
     if target.backend == "hip":
@@ -108,7 +113,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
-                          FUSED_REDUCE=fused, num_warps=v.num_warps, **gluon_constexprs(v))
+                          FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
         fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         source_cls = GluonASTSource
     elif kernel == "split" and v.family == "swapab":
@@ -120,7 +125,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format], DOT_FP32=False,
                           Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path,
                           LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3,
-                          USE_PTX=target.backend == "cuda", WORK_LIST=v.balanced and num_splits > 1,
+                          USE_PTX=target.backend == "cuda", WORK_LIST=work_list,
                           FUSED_REDUCE=fused, PARTIAL_BF16=v.partial_bf16)
         fn, signature = mla_decode_swapab_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
@@ -132,7 +137,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
                           MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda",
-                          WORK_LIST=v.balanced and num_splits > 1, FUSED_REDUCE=fused,
+                          WORK_LIST=work_list, FUSED_REDUCE=fused,
                           PARTIAL_BF16=v.partial_bf16)
         fn, signature = mla_decode_split_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
