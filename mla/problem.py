@@ -105,7 +105,16 @@ def validate_shape(batch_size, q_seq_len, kv_seq_len, num_heads, kv_lens=None) -
 
 
 def case_from_name(name: str, seed: int = 0) -> Case:
-    """Inverse of ``Case.name`` for uniform cases: ``bs4-kv1024-q1-h16`` -> Case."""
+    """Inverse of ``Case.name``: ``bs4-kv1024-q1-h16`` -> Case. A ragged name (``...+ragged``) does not
+    hold its lengths, so it must be one of the named sets' cases (returned as defined there, seed
+    included); any other ragged name is a ValueError."""
+    if name.endswith("+ragged"):
+        known = [c for cases in CASE_SETS.values() for c in cases if c.kv_lens is not None]
+        for c in known:
+            if c.name == name:
+                return c
+        raise ValueError(f"no ragged case named {name!r} in the case sets (a ragged name does not hold its "
+                         f"lengths); known: {sorted({c.name for c in known})}")
     try:
         parts = dict((p[:2] if p[:2] in ("bs", "kv") else p[:1], int(p[2:] if p[:2] in ("bs", "kv") else p[1:]))
                      for p in name.split("-"))

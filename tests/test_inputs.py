@@ -62,6 +62,11 @@ def test_case_names_and_sets():
     assert [(c.batch_size, c.kv_seq_len, c.seed) for c in P.LEADERBOARD_TESTS] == \
         [(4, 1024, 4220), (32, 1024, 5412), (64, 8192, 1360), (256, 8192, 9826)]
     assert P.case_from_name("bs64-kv8192-q4-h32") == P.Case(64, 8192, q_seq_len=4, num_heads=32)
+    # a ragged name is looked up in the named sets (its lengths are not in the name), seed and all
+    ragged = next(c for c in P.EXTENDED if c.kv_lens is not None)
+    assert P.case_from_name(ragged.name) == ragged and P.case_from_name(ragged.name).name == ragged.name
+    with pytest.raises(ValueError, match="no ragged case named"):
+        P.case_from_name("bs3-kv999-q1-h16+ragged")
     assert P.EXTENDED[3].name.endswith("+ragged")
     assert P.kv_bytes(P.LEADERBOARD[-1], "mxfp4") == 256 * 8192 * 306
     with pytest.raises(ValueError, match="case set"):
