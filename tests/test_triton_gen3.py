@@ -380,6 +380,33 @@ def test_balanced_work_list_on_ragged_batches(variant):
     _checked(data, variant, 6, fused_reduce=True, balanced=True)
 
 
+def test_balanced_default_rule_follows_round_18():
+    """The default call on generation 3 takes the work list + fused reduce for a ragged batch whose
+    schedule splits no element more than 8 ways (gen3-r18.csv: bs64 ragged -13% / -25%), not where
+    one program would merge 64 partials (bs8 ragged: 1.9x slower), not for uniform batches."""
+    from mla.kernels.triton.launch import balanced_by_default
+
+    g3 = VARIANTS[HOPPER_DEFAULT["fp8"]]
+    bs8, bs64 = (next(c for c in mla.problem.EXTENDED if c.name == n)
+                 for n in ("bs8-kv8192-q1-h16+ragged", "bs64-kv4077-q1-h16+ragged"))
+    target = 2 * 132  # one wave of the H200 for one head group
+    assert balanced_by_default(g3, bs64.kv_lens, 64, target)
+    assert balanced_by_default(VARIANTS[HOPPER_DEFAULT["mxfp4"]], bs64.kv_lens, 64, target)
+    assert not balanced_by_default(g3, bs8.kv_lens, 64, target)  # its 8192-token element in 64 splits
+    assert not balanced_by_default(g3, [4077] * 64, 64, target)  # uniform
+    assert not balanced_by_default(VARIANTS["v75_n64_w4_s3_sab_pvs_c2"], bs64.kv_lens, 64, target)  # gen 2's rule
+
+
+@gpu
+@pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
+def test_default_call_balances_a_ragged_batch(kv_format):
+    case = next(c for c in mla.problem.EXTENDED if c.name == "bs64-kv4077-q1-h16+ragged")
+    data = mla.generate_input(case.batch_size, 1, case.kv_seq_len, seed=33, device="cuda", kv_lens=case.kv_lens)
+    plan = TritonDecodePlan(data, kv_format=kv_format, graph=False)
+    assert plan.variant.family == "gluon" and plan.balanced and plan.fused_reduce and plan.launches == 1
+    _checked(data, plan.variant.name, plan=plan)
+
+
 # e4m3 QGMMA accumulates with fewer bits than fp32: a PV accumulator carried across every tile (v108 -
 # v111) loses accuracy with the tiles per program (gen3-r12: rel_l2 3.7e-3 at 128 tiles, 1.9e-3 at 2);
 # the others stay at the bf16 output's rounding (~1.8e-3) however long the sequence

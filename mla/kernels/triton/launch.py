@@ -127,6 +127,25 @@ def fused_by_default(variant: Variant, kv_format: str, num_splits: int, max_kv_l
             and max_kv_len // num_splits >= FUSED_DEFAULT_MIN_SPLIT_TOKENS)
 
 
+# Generation 3 on a ragged batch (gen3-r18.csv, docs/notes-triton.md "Round 18"): the work list + fused
+# reduce against uniform splits + the tile reduce won where the schedule splits no element more than
+# 7 ways (bs64-kv4077+ragged: fp8 52.8 -> 45.7 us, MXFP4 64.9 -> 48.9) and lost where one program merges
+# 64 partials (bs8-kv8192+ragged: 20.4 -> 39.1 us). Uniform batches keep the tile reduce (gen3-r16.csv:
+# the fused reduce never won there).
+BALANCED_DEFAULT_MAX_SPLITS = 8
+
+
+def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: int) -> bool:
+    """Whether the default call (no variant named, fused_reduce / balanced not given) takes the work
+    list + fused reduce on top of a generation-3 kernel: a ragged batch whose balanced schedule splits
+    some element in 2 .. BALANCED_DEFAULT_MAX_SPLITS; see above."""
+    lens = [int(n) for n in kv_lens]
+    if variant.family != "gluon" or len(set(lens)) < 2:
+        return False
+    _, items = balanced_schedule(lens, block_n, target_items)
+    return 2 <= max(s for _, _, s in items) <= BALANCED_DEFAULT_MAX_SPLITS
+
+
 def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int = MIN_SPLIT_TOKENS_TILE_REDUCE,
                       max_splits: int = MAX_SPLITS) -> tuple[int, list[tuple[int, int, int]]]:
     """The balanced work list: ``(chunk, [(batch element, split, splits of that element), ...])``.
@@ -344,15 +363,16 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
-        if reduce_by_rule and fused_by_default(self.variant, kv_format, self.num_splits, self.max_kv_len):
+        if num_splits is None or num_splits == "auto":  # the work list's size: one wave (choose_num_splits' rule)
+            target = max(1, (CTAS_PER_SM_TARGET * device_sm_count(self.device)) // self.num_head_groups)
+        else:  # an explicit num_splits = the mean splits per element
+            target = self.num_splits * self.batch_size
+        if reduce_by_rule and (fused_by_default(self.variant, kv_format, self.num_splits, self.max_kv_len)
+                               or balanced_by_default(self.variant, self.kv_lens, self.variant.block_n, target)):
             self.fused_reduce = self.balanced = True
         self.chunk_tokens = 0
         self.work = None
         if self.balanced:  # the schedule spreads the programs over the elements by length
-            if num_splits is None or num_splits == "auto":  # one wave of programs (choose_num_splits' rule)
-                target = max(1, (CTAS_PER_SM_TARGET * device_sm_count(self.device)) // self.num_head_groups)
-            else:  # an explicit num_splits = the mean splits per element
-                target = self.num_splits * self.batch_size
             self.chunk_tokens, items = balanced_schedule(self.kv_lens, self.variant.block_n, target)
             self.num_splits = max(s for _, _, s in items)  # the partial buffer's split stride
             self.work_items = len(items)
