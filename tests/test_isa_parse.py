@@ -161,6 +161,7 @@ def test_sass_hottest_loop_and_its_shared_memory_bytes():
     assert (loop.start_addr, loop.end_addr, loop.inner_loops) == (0x30, 0x160, 0)
     assert loop.other_loop_instructions == 2  # the try-wait retry after EXIT
     assert loop.mix["instructions"] == 20  # 0x30..0x160 step 16: not the prologue, not the STS.128 after it
+    assert loop.alu_pipe == 1  # the ISETP at 0x150 (the prologue's ISETP is outside the loop)
     assert (loop.mix["mma"], loop.mix["wgmma"], loop.mix["ldmatrix"], loop.mix["stmatrix"]) == (1, 2, 2, 1)
     assert (loop.mix["ld_shared"], loop.mix["st_shared"], loop.mix["cp_async"], loop.mix["tma"]) == (2, 2, 2, 1)
     # per warp: LDSM .x4 512 + .x2 256, LDS.128 16x32, LDS 4x32

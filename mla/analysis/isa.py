@@ -291,6 +291,14 @@ def classify_sass(op: str) -> list[str]:
     return out
 
 
+# sm90's ALU pipe (Nsight Compute's "alu"): integer and logic ops, compares, selects, float min / max;
+# 16 lanes per scheduler, so one warp instruction per 2 cycles (FFMA / IMAD issue to the FMA pipes).
+# Static and by opcode name, an approximation: the floor model of the MXFP4 decode uses it
+# (docs/notes-triton.md, "Rounds 16-17").
+SASS_ALU_PIPE = frozenset({"LOP3", "LOP", "PRMT", "SHF", "IADD3", "ISETP", "SEL", "FSEL", "FSETP", "FMNMX", "IMNMX",
+                           "LEA", "MOV", "VIADD", "SGXT", "BMSK", "FLO", "POPC", "BREV", "PLOP3", "P2R", "R2P"})
+
+
 @dataclass
 class SassInstr:
     addr: int       # byte offset in the function (the ``/*0a30*/`` column)
@@ -421,6 +429,7 @@ class SassLoop:
     smem_read_bytes: int = 0    # per warp per trip: LDS + LDSM
     smem_write_bytes: int = 0   # per warp per trip: STS + STSM + LDGSTS (shared side)
     wgmma_smem_bytes: int = 0   # per warpgroup per trip: operands warpgroup MMAs read from shared memory
+    alu_pipe: int = 0           # per warp per trip: instructions of the ALU pipe (SASS_ALU_PIPE)
     inner_loops: int = 0
     other_loop_instructions: int = 0
 
@@ -470,6 +479,7 @@ def sass_hottest_loop(text: str, function: str | None = None) -> SassLoop | None
     for ins in body[j:i + 1]:
         for k in classify_sass(ins.op):
             loop.mix[k] += 1
+        loop.alu_pipe += ins.op.split(".")[0] in SASS_ALU_PIPE
         sm = sass_smem_bytes(ins.op)
         if sm:
             if sm[0] == "read":
@@ -490,6 +500,8 @@ SM90_LOOP_COLUMNS = {
     "other_loop_instructions": "instructions of the largest loop outside it (0 = the only loop; near "
                                "loop_sass_instructions = e.g. a warp-specialized kernel: the figures cover one loop)",
     **{f"loop_sass_{k}": f"SASS {k} instructions in one trip, per warp" for k in NV_MIX_KEYS},
+    "loop_alu_pipe_instructions": "of those, the ALU pipe's (isa.SASS_ALU_PIPE: integer / logic / compare / select; "
+                                  "one warp instruction per 2 cycles per scheduler on sm90)",
     "loop_smem_read_bytes": "LDS + LDSM bytes one warp reads in one trip (lane width x 32; LDSM .xN x 128 B)",
     "loop_smem_write_bytes": "STS + STSM + LDGSTS bytes one warp writes to shared memory in one trip",
     "loop_wgmma_smem_bytes": "shared-memory operand bytes of the trip's warpgroup MMAs, per warpgroup",
@@ -514,7 +526,8 @@ def sm90_loop_row(loop: SassLoop | None, num_warps: int, block_n: int) -> dict:
     row.update(loop_addr=f"{loop.start_addr:#06x}-{loop.end_addr:#06x}", loop_inner_loops=loop.inner_loops,
                other_loop_instructions=loop.other_loop_instructions,
                loop_smem_read_bytes=loop.smem_read_bytes, loop_smem_write_bytes=loop.smem_write_bytes,
-               loop_wgmma_smem_bytes=loop.wgmma_smem_bytes, **loop.per_token(num_warps, block_n))
+               loop_wgmma_smem_bytes=loop.wgmma_smem_bytes, loop_alu_pipe_instructions=loop.alu_pipe,
+               **loop.per_token(num_warps, block_n))
     for k in NV_MIX_KEYS:
         row[f"loop_sass_{k}"] = loop.mix.get(k, 0)
     return row
