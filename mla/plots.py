@@ -239,18 +239,25 @@ def shape_label(case: str) -> str:
 
 
 def static_ceiling_lines(ax, ceil, x_range=(5, 3000)) -> list[str]:
-    """Horizontal issue / shared-memory ceilings (TFLOP/s) per KV format from
-    :func:`mla.analysis.roofline.static_ceilings`; returns the formats that had no counts."""
+    """Per KV format, the tightest static ceiling (TFLOP/s) from
+    :func:`mla.analysis.roofline.static_ceilings`: the largest of its issue, shared-memory and
+    ALU-pipe floors, drawn as one horizontal line named after the limit (three per format would
+    bury each other's labels). Returns the formats that had no counts."""
     missing = []
+    styles = {"issue_floor_us": ("-.", "issue"), "smem_floor_us": ((0, (1, 1)), "shared-memory"),
+              "alu_floor_us": ((0, (5, 2)), "ALU-pipe")}
     for f, g in ceil.groupby("kv_format", sort=False):
         r = g.iloc[0]
-        for col, ls, what in (("issue_floor_us", "-.", "issue"), ("smem_floor_us", (0, (1, 1)), "shared mem")):
-            if r[col] == r[col] and r[col] > 0:
-                t = r["flops"] / (r[col] * 1e-6) / 1e12
-                ax.hlines(t, *x_range, color=color(f), lw=1.3, ls=ls)
-                ax.text(x_range[1] / 1.05, t * 1.06, f"{f} {what} ceiling ({r['variant']})", ha="right", fontsize=6.5, color=color(f))
-        if not (r["issue_floor_us"] == r["issue_floor_us"]):
+        have = {c: r[c] for c in styles if c in r and r[c] == r[c] and r[c] > 0}
+        if not have:
             missing.append(f)
+            continue
+        col = max(have, key=have.get)
+        ls, what = styles[col]
+        t = r["flops"] / (r[col] * 1e-6) / 1e12
+        ax.hlines(t, *x_range, color=color(f), lw=1.3, ls=ls)
+        ax.text(x_range[1] / 1.05, t * 1.06, f"{f} {what} ceiling ({r['variant']})", ha="right", fontsize=6.5,
+                color=color(f))
     return missing
 
 

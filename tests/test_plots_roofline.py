@@ -249,7 +249,7 @@ def test_short_command_drops_noise_and_keeps_the_effective_flags():
 # --- the why: static ceilings, teaching pieces, live session reuse ------------------------------------
 def test_static_ceilings_turn_per_token_counts_into_floors_and_degrade_without_them():
     st = pd.DataFrame([dict(variant="vX", kv_format="fp8", kernel="split", sass_wgmma=0, warp_instr_per_token=108.0,
-                            smem_bytes_per_token=6600.0)])
+                            smem_bytes_per_token=6600.0, loop_alu_pipe_instructions=624, num_warps=4, block_n=64)])
     c = P.case_from_name("bs256-kv8192-q1-h16")
     ceil = roofline.static_ceilings(st, {"fp8": "vX"}, [c], read_gbs=4300)
     r = ceil.iloc[0]
@@ -257,9 +257,14 @@ def test_static_ceilings_turn_per_token_counts_into_floors_and_degrade_without_t
     assert r.issue_floor_us == pytest.approx(c.total_kv * 108 / (m.sms * m.clock_ghz * 1e9 * 4) * 1e6)
     assert r.smem_floor_us == pytest.approx(c.total_kv * 6600 / (m.sms * m.clock_ghz * 1e9 * 128) * 1e6)
     assert r.mem_floor_us == pytest.approx(P.io_bytes(c, "fp8") / 4300e3)
-    assert r.static_floor_us == max(r.mem_floor_us, r.issue_floor_us, r.smem_floor_us)
-    bare = roofline.static_ceilings(st.drop(columns=["warp_instr_per_token", "smem_bytes_per_token"]), {"fp8": "vX"}, [c])
-    assert math.isnan(bare.issue_floor_us.iloc[0]) and bare.static_floor_us.iloc[0] == bare.mem_floor_us.iloc[0]
+    # the ALU pipe: 624 per warp per 64-token trip x 4 warps = 39 per token, 2 per SM per clock
+    assert r.alu_instr_per_token == 39.0
+    assert r.alu_floor_us == pytest.approx(c.total_kv * 39 / (m.sms * m.clock_ghz * 1e9 * 2) * 1e6)
+    assert r.static_floor_us == max(r.mem_floor_us, r.issue_floor_us, r.smem_floor_us, r.alu_floor_us)
+    bare = roofline.static_ceilings(st.drop(columns=["warp_instr_per_token", "smem_bytes_per_token",
+                                                     "loop_alu_pipe_instructions"]), {"fp8": "vX"}, [c])
+    assert math.isnan(bare.issue_floor_us.iloc[0]) and math.isnan(bare.alu_floor_us.iloc[0])
+    assert bare.static_floor_us.iloc[0] == bare.mem_floor_us.iloc[0]
     assert roofline.static_ceilings(None, {"fp8": "vX"}) is None
 
 
@@ -317,4 +322,25 @@ def test_heatmap_and_hbars_helpers(tmp_path, monkeypatch):
     s = plots.hbars(ax, pd.Series({"x": 3.0, "y": 1.0, "z": 2.0}), top=2)
     assert list(s.index) == ["y", "z"]
     assert plots.shape_label("bs256-kv8192-q1-h16") == "bs256/8k"
+    plt.close(fig)
+
+
+def test_static_ceiling_lines_draw_each_formats_tightest_limit():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mla import plots
+
+    ceil = pd.DataFrame([dict(kv_format="fp8", variant="vA", flops=1e12, issue_floor_us=80.0, smem_floor_us=79.0,
+                              alu_floor_us=54.0),
+                         dict(kv_format="mxfp4", variant="vB", flops=1e12, issue_floor_us=147.0, smem_floor_us=116.0,
+                              alu_floor_us=156.0),
+                         dict(kv_format="bf16", variant="vC", flops=1e12, issue_floor_us=float("nan"),
+                              smem_floor_us=float("nan"), alu_floor_us=float("nan"))])
+    fig, ax = plt.subplots()
+    missing = plots.static_ceiling_lines(ax, ceil)
+    labels = [t.get_text() for t in ax.texts]
+    assert missing == ["bf16"] and len(ax.collections) == 2
+    assert labels == ["fp8 issue ceiling (vA)", "mxfp4 ALU-pipe ceiling (vB)"]
     plt.close(fig)

@@ -153,17 +153,20 @@ class IssueModel:
     clock_ghz: float
     warp_instr_per_clk: float  # warp-instructions an SM can issue per clock (one per scheduler)
     smem_bytes_per_clk: float  # shared-memory bytes an SM can move per clock
+    alu_warp_instr_per_clk: float = float("nan")  # ALU-pipe warp-instructions an SM completes per clock
     sources: tuple[str, ...] = ()
 
 
 SM90_ISSUE = IssueModel(
-    sms=132, clock_ghz=1.98, warp_instr_per_clk=4, smem_bytes_per_clk=128,
+    sms=132, clock_ghz=1.98, warp_instr_per_clk=4, smem_bytes_per_clk=128, alu_warp_instr_per_clk=2,
     sources=("NVIDIA H100/H200 SXM5: 132 SMs, 1,980 MHz max boost clock (Hopper architecture whitepaper)",
              "4 warp schedulers per SM, each issues at most one warp-instruction per clock",
-             "shared memory: 32 banks x 4 B = 128 B per clock per SM"))
+             "shared memory: 32 banks x 4 B = 128 B per clock per SM",
+             "64 INT32 lanes per SM (16 per scheduler): an ALU-pipe warp-instruction every 2 clocks per "
+             "scheduler (Hopper whitepaper; the ALU-pipe opcodes: mla.analysis.isa.SASS_ALU_PIPE)"))
 
 # columns of data/static/sm90/triton.csv the ceilings read (python -m mla isa --target sm90)
-STATIC_COLUMNS = ("sass_wgmma", "warp_instr_per_token", "smem_bytes_per_token")
+STATIC_COLUMNS = ("sass_wgmma", "warp_instr_per_token", "smem_bytes_per_token", "alu_instr_per_token")
 
 
 def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable[P.Case] = P.LEADERBOARD,
@@ -171,26 +174,35 @@ def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable
                     head_groups: int = 1) -> pd.DataFrame | None:
     """Per (case, kv_format) for the variant ``variants[kv_format]``: the memory floor at
     ``read_gbs``, the issue floor (token visits x warp-instructions per token / (SMs x issue
-    rate)) and the shared-memory floor (token visits x smem bytes per token / (SMs x 128 B/clk)).
+    rate)), the shared-memory floor (token visits x smem bytes per token / (SMs x 128 B/clk)) and
+    the ALU-pipe floor (token visits x ALU-pipe warp-instructions per token / (SMs x 2 per clock);
+    per token = the loop's ``loop_alu_pipe_instructions`` x ``num_warps`` / ``block_n``).
     A token visit is one KV token streamed by one program (``head_groups`` programs per token).
     Columns absent from ``static`` give NaN floors (the ISA report may not have them yet); None
     when ``static`` is None."""
     if static is None:
         return None
     st = static[~static["kernel"].astype(str).str.contains("reduce")] if "kernel" in static else static
+    if {"loop_alu_pipe_instructions", "num_warps", "block_n"} <= set(st.columns):
+        st = st.assign(alu_instr_per_token=pd.to_numeric(st["loop_alu_pipe_instructions"], errors="coerce")
+                       * pd.to_numeric(st["num_warps"], errors="coerce") / pd.to_numeric(st["block_n"], errors="coerce"))
     bw = float(read_gbs or get_device("h200").hbm_gbs)
     per_sm_clk = model.sms * model.clock_ghz * 1e9
     rows = []
     for f, v in variants.items():
         hit = st[(st["variant"] == v) & (st["kv_format"] == f)]
-        rec = hit.iloc[0] if len(hit) else pd.Series(dtype=float)
-        vals = {c: float(rec[c]) if c in rec and pd.notna(rec[c]) else float("nan") for c in STATIC_COLUMNS}
+        # the first row that has the column (data/static/sm90 holds one table per compiler; an older
+        # table may lack a newer column)
+        vals = {c: float(pd.to_numeric(hit[c], errors="coerce").dropna().iloc[0])
+                if c in hit and pd.to_numeric(hit[c], errors="coerce").notna().any() else float("nan")
+                for c in STATIC_COLUMNS}
         for c in cases:
             visits = c.total_kv * head_groups
             rows.append(dict(case=c.name, kv_format=f, variant=v, **vals, token_visits=visits, flops=P.flops(c),
                              io_bytes=P.io_bytes(c, f), mem_floor_us=P.io_bytes(c, f) / (bw * 1e3),
                              issue_floor_us=visits * vals["warp_instr_per_token"] / (per_sm_clk * model.warp_instr_per_clk) * 1e6,
-                             smem_floor_us=visits * vals["smem_bytes_per_token"] / (per_sm_clk * model.smem_bytes_per_clk) * 1e6))
+                             smem_floor_us=visits * vals["smem_bytes_per_token"] / (per_sm_clk * model.smem_bytes_per_clk) * 1e6,
+                             alu_floor_us=visits * vals["alu_instr_per_token"] / (per_sm_clk * model.alu_warp_instr_per_clk) * 1e6))
     out = pd.DataFrame(rows)
-    out["static_floor_us"] = out[["mem_floor_us", "issue_floor_us", "smem_floor_us"]].max(axis=1)
+    out["static_floor_us"] = out[["mem_floor_us", "issue_floor_us", "smem_floor_us", "alu_floor_us"]].max(axis=1)
     return out
