@@ -638,6 +638,14 @@ if gl is not None:
             gl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
 
     @gluon.jit
+    def _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok,
+                     R: gl.constexpr, layout: gl.constexpr, FUSED_REDUCE: gl.constexpr):
+        """This split's partial O (fp32 rows at ptr), then with FUSED_REDUCE the merge if it was the last."""
+        gl.store(ptr, o, mask=row_ok[:, None])
+        if FUSED_REDUCE:
+            _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok, R, layout)
+
+    @gluon.jit
     def mla_decode_gluon_sm90_kernel(
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
@@ -1011,6 +1019,8 @@ if gl is not None:
             o = gl.convert_layout(o, out_blk)
             ptr = row_base[:, None] + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :]
             out_row = out_ptr + tok_out * stride_o_tok + head * stride_o_head
+            counter = counter_ptr + b * gl.num_programs(0) + head_group
+            part_base = (tok_out * NUM_HEADS + head) * num_splits
             if SINGLE_PASS:
                 gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
             elif WORK_LIST:  # (nested ifs, not `WORK_LIST and ...`: a constexpr/tensor `and` is version-fragile)
@@ -1018,14 +1028,11 @@ if gl is not None:
                     dims = gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))
                     gl.store(out_row[:, None] + dims[None, :], o.to(gl.bfloat16), mask=row_ok[:, None])
                 else:
-                    gl.store(ptr, o, mask=row_ok[:, None])
-                    _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * gl.num_programs(0) + head_group,
-                                   (tok_out * NUM_HEADS + head) * num_splits, splits_b, out_row, row_ok, R, out_blk)
+                    _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok,
+                                 R, out_blk, FUSED_REDUCE)
             else:
-                gl.store(ptr, o, mask=row_ok[:, None])
-                if FUSED_REDUCE:
-                    _merge_if_last(part_o_ptr, part_lse_ptr, counter_ptr + b * gl.num_programs(0) + head_group,
-                                   (tok_out * NUM_HEADS + head) * num_splits, splits_b, out_row, row_ok, R, out_blk)
+                _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok, R,
+                             out_blk, FUSED_REDUCE)
         else:
             _store_slice(acc0 * inv, row_base, _slice_dims(m, 0, PV_REG), row_ok, SINGLE_PASS, out_blk)
             _store_slice(acc1 * inv, row_base, _slice_dims(m, 1, PV_REG), row_ok, SINGLE_PASS, out_blk)
