@@ -30,7 +30,7 @@ def test_generation_3_is_registered_as_one_format_gluon_variants():
     for name in GEN3:
         v = VARIANTS[name]
         assert v.kv_formats == (v.gluon_kv,) and v.gluon_kv in ("fp8", "mxfp4"), name
-        assert v.block_n == 64 and v.num_warps == 4, name
+        assert v.block_n == 64 and v.num_warps == 4 * v.gluon_warpgroups, name
     mx = [n for n in GEN3 if VARIANTS[n].gluon_kv == "mxfp4"]
     assert mx and all(VARIANTS[n].gluon_pv_reg and VARIANTS[n].gluon_qk_pairs for n in mx)
 
@@ -43,7 +43,9 @@ def test_every_gluon_field_reaches_a_kernel_constexpr():
     from mla.kernels.triton.gluon_sm90 import GLUON_IMPORT_ERROR
     from mla.kernels.triton.variants import GLUON_CONSTEXPRS, Variant, gluon_constexprs
 
-    fields = {f.name for f in dataclasses.fields(Variant) if f.name.startswith("gluon_") and f.name != "gluon_kv"}
+    # (gluon_kv picks the kernel's KV format, gluon_maxnreg is a compiler option: gluon_launch_options)
+    fields = {f.name for f in dataclasses.fields(Variant)
+              if f.name.startswith("gluon_") and f.name not in ("gluon_kv", "gluon_maxnreg")}
     assert fields <= set(GLUON_CONSTEXPRS), sorted(fields - set(GLUON_CONSTEXPRS))
     assert len(set(GLUON_CONSTEXPRS.values())) == len(GLUON_CONSTEXPRS)
     v = VARIANTS["v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow"]
@@ -222,7 +224,11 @@ def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
         assert 2 * (smem + 1024) <= 228 * 1024, smem
 
 
-@pytest.mark.parametrize("variant", [n for n in GEN3 if VARIANTS[n].gluon_kv == "mxfp4"])
+ONE_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 1]
+TWO_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 2]
+
+
+@pytest.mark.parametrize("variant", [n for n in ONE_WG if VARIANTS[n].gluon_kv == "mxfp4"])
 def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     """MXFP4: QK^T still e4m3 QGMMA from the (decoded) shared-memory tile, PV fp16 HGMMA on register
     A operands; the decode is the table lookup (PRMT), 16-byte shared loads and stores, no spills, and
@@ -263,7 +269,7 @@ def test_v116_loads_are_the_layout_the_bank_model_calls_conflict_free():
     assert sb.wavefronts(sb._tile_rows(eval(m.group(1))), warps, address) == 4  # noqa: S307
 
 
-@pytest.mark.parametrize("variant", [n for n in GEN3 if VARIANTS[n].gluon_pv_fp8])
+@pytest.mark.parametrize("variant", [n for n in ONE_WG if VARIANTS[n].gluon_pv_fp8])
 def test_offline_sm90_sass_of_the_e4m3_pv(variant):
     """PV_FP8: both dots on e4m3 QGMMA, no HGMMA, V^T never converted (the only e4m3 -> fp16
     conversions left are P's residual, 4 per thread per tile), P^T stored as 2-byte words, V read by
@@ -286,6 +292,49 @@ def test_offline_sm90_sass_of_the_e4m3_pv(variant):
     if VARIANTS[variant].gluon_kv == "fp8":  # (MXFP4's decode adds its own PRMTs)
         assert len(re.findall(r"\bPRMT\b", body)) <= 160, "64 registers x 2 PRMT + a few"
         assert not re.search(r"\bSTL\b|\bLDL\b", body), "no register spills in the loop"
+
+
+@pytest.mark.parametrize("variant", TWO_WG)
+def test_offline_sm90_sass_of_the_two_warpgroup_kernel(variant):
+    """WARPGROUPS = 2 (v121 / v122): 8 warps at <= 128 registers, so that two CTAs (16 warps) share an SM;
+    each warpgroup's QK is m64n16 (its 8 query rows' two Q terms) and its PV 4 slices x (hi, lo) x 2
+    k-steps of m64n16 (its 256 output dims), so the QGMMA per warp per tile drop from 50 to 34; the
+    V^T fragments come by LDS.64 (8 dims per token: the model's conflict-free half-warp pattern),
+    the byte transposes are 2 PRMT per register on half of v116's registers."""
+    from mla.analysis import smem_banks as sb
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+    from mla.analysis.isa_triton import _cuobjdump
+
+    k, sass = _sass(variant)
+    assert k.metadata["num_warps"] == 8
+    assert _cuobjdump(k.asm["cubin"])[0]["registers"] <= 128
+    assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
+    loop = sass_hottest_loop(sass)
+    body = [i for f in sass_functions(sass).values() for i in f if loop.start_addr <= i.addr <= loop.end_addr]
+    ops = [i.op for i in body]
+    assert sum(op.startswith("QGMMA.64x16x32.F32.E4M3.E4M3") for op in ops) == 34, "18 QK + 16 PV"
+    assert not any(op.startswith("HGMMA") or op.startswith("QGMMA.64x32") for op in ops)
+    assert sum(op.startswith("LDS.64") for op in ops) >= 16, "V^T: 16 LDS.64 per thread per tile"
+    prmt = sum(op.split(".")[0] == "PRMT" for op in ops)
+    if VARIANTS[variant].gluon_kv == "fp8":
+        assert prmt <= 80, "32 registers x 2 PRMT + a few"
+    else:
+        assert prmt <= 80 + 90, "the transposes + half of the tile's decode (9 per 8 elements, 72 words / 8 warps)"
+    assert sum(op.split(".")[0] in ("LDL", "STL") for op in ops) <= 24, "a few reloads, no spilled fragments"
+    assert not any(op.startswith("LDS.U8") or op.startswith("LDS.S8") for op in ops)
+    # the load layout the kernel uses (read from its source) is the one the bank model calls
+    # conflict-free at 8 bytes a lane (v116's lanes would be 2-way there)
+    import inspect
+
+    from mla.kernels.triton import gluon_sm90
+
+    src = inspect.getsource(gluon_sm90)
+    m = re.search(r"v_load8_wg2: gl.constexpr = gl.DistributedLinearLayout\(.*?lane_bases=(\[\[.*?\]\]),\s*"
+                  r"warp_bases=(\[\[.*?\]\]),", src, re.S)
+    spec = sb.GEN3_ACCESSES_8BYTE["V^T fragment loads, two warpgroups (v121+)"]
+    assert sb._tile_rows(eval(m.group(1))) == spec[0] and sb._tile_rows(eval(m.group(2))) == spec[1]  # noqa: S307
+    assert sb.wavefronts_8byte(*spec) == 1
+    assert sb.wavefronts_8byte(*sb.GEN3_ACCESSES_8BYTE["V^T fragment loads, two warpgroups with V_CF's lanes"]) == 2
 
 
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
@@ -337,7 +386,7 @@ def test_many_splits_and_a_long_sequence(variant):
 
 
 # the fused reduce is one epilogue for every EPI_NATURAL variant: the defaults and the newest carry it here
-FUSED = sorted({*HOPPER_DEFAULT.values(), "v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow"})
+FUSED = sorted({*HOPPER_DEFAULT.values(), "v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow", *TWO_WG})
 
 
 @gpu

@@ -7,6 +7,8 @@ A layout enters as its linear-layout bases (lane and warp bases: the coordinates
 / warp index moves by, XOR-combined), exactly as written in mla/kernels/triton/gluon_sm90.py; an
 address function maps coordinates to the byte address of the shared buffer:
 
+(GEN3_ACCESSES_8BYTE: the two-warpgroup kernel's 8-byte loads, by half warps: wavefronts_8byte.)
+
     nvmma64_address   the fp8 K tile, [rows, 64 B] with the 64-byte NVMMA swizzle
                       (16-byte unit ^ (row >> 1) & 3)
     ring_address      the packed MXFP4 ring, [64, 256] bytes, plain or swizzled (16-byte unit ^ row % 8)
@@ -110,6 +112,41 @@ GEN3_ACCESSES = {
 }
 
 
+def wavefronts_8byte(lane_bases: Bases, warp_bases: Bases, address: Callable[..., int],
+                     register_offsets: Sequence[Sequence[int]] = ((0, 0),), num_warps: int = 8) -> int:
+    """As :func:`wavefronts` for an 8-byte-per-lane access (LDS.64): a half warp (16 lanes, 128 bytes) is
+    one wavefront when its 16 addresses fall in 16 different 8-byte bank pairs of a 128-byte line."""
+    if len(lane_bases) != 5:
+        raise ValueError(f"a warp has 32 lanes: 5 lane bases expected, got {len(lane_bases)}")
+    worst = 1
+    for w in range(num_warps):
+        for reg in register_offsets:
+            for h in range(2):
+                pairs: dict[int, set[int]] = {}
+                for lane in range(16 * h, 16 * h + 16):
+                    c = coords(list(lane_bases) + list(warp_bases), lane | (w << 5))
+                    a = address(*[x ^ r for x, r in zip(c, reg)])
+                    pairs.setdefault((a % 128) // 8, set()).add(a // 128)
+                worst = max(worst, max(len(v) for v in pairs.values()))
+    return worst
+
+
+# the two-warpgroup kernel's V^T loads (v121+, v_load8_wg2): 8 dims a lane, 16 token rows per thread
+_WG2_TOKENS = [[64 * 0 + t, 0] for t in (16, 8, 4, 32)]
+GEN3_ACCESSES_8BYTE = {
+    "V^T fragment loads, two warpgroups (v121+)": (
+        _tile_rows([[0, 1, 0], [0, 2, 0], [0, 0, 8], [0, 0, 32], [1, 0, 0]]),
+        _tile_rows([[2, 0, 0], [4, 0, 0], [0, 0, 16]]), nvmma64_address,
+        [coords(_WG2_TOKENS, r) for r in range(16)]),
+    # the same loads with v116's lanes (rows 1 / 4 apart, d16 / d32 on lanes): 2-way at 8 bytes a lane
+    "V^T fragment loads, two warpgroups with V_CF's lanes": (
+        _tile_rows([[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]]),
+        _tile_rows([[2, 0, 0], [4, 0, 0], [0, 0, 8]]), nvmma64_address,
+        [coords([[t, 0] for t in (16, 8, 2, 32)], r) for r in range(16)]),
+}
+
+
 def report() -> dict[str, int]:
-    """Worst wavefronts per quarter warp of every access in GEN3_ACCESSES."""
-    return {name: wavefronts(*spec) for name, spec in GEN3_ACCESSES.items()}
+    """Worst wavefronts per quarter warp (16-byte accesses) or half warp (8-byte) of every modelled access."""
+    return ({name: wavefronts(*spec) for name, spec in GEN3_ACCESSES.items()}
+            | {name: wavefronts_8byte(*spec) for name, spec in GEN3_ACCESSES_8BYTE.items()})

@@ -93,12 +93,13 @@ if gl is not None:
     @gluon.jit
     def _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, hi_smem, lo_smem,
                        R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr,
-                       QK_PAIRS: gl.constexpr, QK_CAT: gl.constexpr = False):
+                       QK_PAIRS: gl.constexpr, QK_CAT: gl.constexpr = False, WG2: gl.constexpr = False):
         """q ~= s1 * (hi + lo / 16) per row, hi and lo e4m3, into shared memory as 9 chunks of 64 dims.
         |q / s1| <= 448, so the residual is at most e4m3's half-ulp there (16) and 16 x it <= 256 is
         in range: one fixed second scale, no second pass over Q (rel. error ~6e-4, as generation 2).
         QK_PAIRS: both terms in hi_smem [9, 2R, 64], rows interleaved (2r = hi of row r, 2r + 1 = lo), or
-        with QK_CAT concatenated (r = hi, R + r = lo of row r)."""
+        with QK_CAT concatenated (r = hi, R + r = lo of row r); WG2 (two warpgroups splitting QK's N):
+        concatenated per half, rows (g, term, r) for row g R/2 + r."""
         for c in gl.static_range(9):
             n = _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, c * 64, 64, R, ROWS,
                              HEADS_PER_PROG, layout) / s1[:, None]
@@ -108,7 +109,10 @@ if gl is not None:
             if QK_PAIRS:
                 lo_smem.store(hi)  # (lo_smem is a [R, 64] scratch buffer here)
                 lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
-                if QK_CAT:
+                if WG2:  # [hi; lo] per warpgroup's half of the rows: (g, term, r)
+                    x = gl.reshape(gl.join(hi, lo), [2, R // 2, 64, 2])
+                    hi_smem.index(c).store(gl.reshape(gl.permute(x, (0, 3, 1, 2)), [2 * R, 64]))
+                elif QK_CAT:
                     hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (2, 0, 1)), [2 * R, 64]))
                 else:
                     hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
@@ -280,13 +284,16 @@ if gl is not None:
 
     @gluon.jit
     def _qk_wait(s_hi, s_lo, c_hi, c_lo, R: gl.constexpr, QK_PAIRS: gl.constexpr, s_layout: gl.constexpr,
-                 QK_CAT: gl.constexpr = False):
+                 QK_CAT: gl.constexpr = False, WG2: gl.constexpr = False):
         """Wait for S^T and combine the two Q terms: c_hi * S_hi + c_lo * S_lo, [64, R] fp32. With
         QK_PAIRS the terms are adjacent columns, which a thread of the accumulator layout holds together:
         the split is register-local, and the halves' layout is the m64nRk32 accumulator's."""
         if QK_PAIRS:
             s = warpgroup_mma_wait(num_outstanding=0, deps=(s_hi, ))
-            if QK_CAT:
+            if WG2:  # columns (g, term, r): warpgroup g's N = R half holds [hi; lo] of its R/2 rows
+                x = gl.permute(gl.reshape(s, [s.shape[0], 2, 2, R // 2]), (0, 1, 3, 2))
+                s_h, s_l = gl.split(gl.reshape(x, [s.shape[0], R, 2]))
+            elif QK_CAT:
                 # columns c and c + R of the m64n2Rk32 accumulator sit in one thread at the place the
                 # m64nRk32 layout gives column c: the halves are s_layout as they are (no shuffles;
                 # the interleaved order needs 16 SHFL.IDX per tile to get there, r11's ncu: ~10%
@@ -365,6 +372,43 @@ if gl is not None:
             x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
             return (_v_fragment8(x0), _v_fragment8(x1), _v_fragment8(x2), _v_fragment8(x3), _v_fragment8(x4),
                     _v_fragment8(x5), _v_fragment8(x6), _v_fragment8(x7))
+
+    @gluon.jit
+    def _v_fragments8_wg2(k_smem, stage, load_layout: gl.constexpr):
+        """WARPGROUPS = 2: V^T of one tile as the e4m3 register A operands of 4 PV slices [128 m, 64 k],
+        warpgroup g holding the 64 rows m6 = g of each (PV's 512 output dims split between the two).
+        The load layout (v_load8_wg2): registers d1 d2 d4 t16 t8 t4 t32 (8 contiguous dims of a token:
+        one LDS.64, 16 per thread), lanes t1 t2 d8 d32 c1 (a half warp's 16 loads cover all 32 banks:
+        mla/analysis/smem_banks.py's swizzle), warps c2 c4 d16. The byte transposes swap (d1, d2) with
+        (t8, t4). Relabelled: m = (d16 c4 c2 d4 c1 d32 d8), k = (t32 t16 t2 t1 t4 t8), slice s = d1 + 2 d2."""
+        x = k_smem[0].index(stage).reshape([8, 64, 64]).load(load_layout)  # [8 c, 64 t, 64 d] fp8
+        x = gl.inline_asm_elementwise(_BYTE_T4_PTX, _BYTE_T4_CONSTRAINTS, [x.to(gl.uint8, bitcast=True)],
+                                      dtype=gl.uint8, is_pure=True, pack=64).to(gl.float8e4nv, bitcast=True)
+        # true axes: c4 c2 c1 t32 t16 [d1] [d2] t2 t1 d32 d16 d8 d4 [t4] [t8]
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
+        x = gl.permute(x, (10, 0, 1, 12, 2, 9, 11, 3, 4, 7, 8, 13, 14, 6, 5))  # m, k, then [d2] [d1]
+        a0, a1 = gl.split(x)  # d1
+        x0, x2 = gl.split(a0)  # d2
+        x1, x3 = gl.split(a1)
+        return (gl.reshape(x0, [128, 64]), gl.reshape(x1, [128, 64]), gl.reshape(x2, [128, 64]),
+                gl.reshape(x3, [128, 64]))
+
+    @gluon.jit
+    def _pv_reg8_promoted_wg2(f0, f1, f2, f3, p8, acc0, acc1, acc2, acc3, alpha, zero_o, a_layout: gl.constexpr):
+        """_pv_reg8_promoted for WARPGROUPS = 2: 4 slices of [128 dims, R], each warpgroup its 64 rows."""
+        t0 = _pv8_fresh(f0, p8, zero_o, a_layout)
+        t1 = _pv8_fresh(f1, p8, zero_o, a_layout)
+        t0 = warpgroup_mma_wait(num_outstanding=2, deps=(t0, ))
+        acc0 = acc0 * alpha + t0
+        t2 = _pv8_fresh(f2, p8, zero_o, a_layout)
+        t1 = warpgroup_mma_wait(num_outstanding=2, deps=(t1, ))
+        acc1 = acc1 * alpha + t1
+        t3 = _pv8_fresh(f3, p8, zero_o, a_layout)
+        t2 = warpgroup_mma_wait(num_outstanding=2, deps=(t2, ))
+        acc2 = acc2 * alpha + t2
+        t3 = warpgroup_mma_wait(num_outstanding=0, deps=(t3, ))
+        acc3 = acc3 * alpha + t3
+        return acc0, acc1, acc2, acc3
 
     @gluon.jit
     def _v_fragment8cf(x):
@@ -530,14 +574,16 @@ if gl is not None:
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
 
     @gluon.jit
-    def _store_p8(pt, p8, R: gl.constexpr, V_CF: gl.constexpr = False):
+    def _store_p8(pt, p8, R: gl.constexpr, V_CF: gl.constexpr = False, WG2: gl.constexpr = False):
         """PV_FP8's B operands: P^T [64 tokens, R] (the kernel's exp2 makes it 256 P, max 256) as hi + lo,
         both e4m3, stored K-major ([R, 64] rows, tokens in _v_fragments8's k order). hi is within
         e4m3's 2**-4, lo takes the residual to ~2**-8 of P: the output's rel_l2 from P alone is
         2.4-4.7e-4 in a CPU model (fp16 P 0.8-1.5e-4), far under the bf16 output's ~1.7e-3
         (scripts/probes/p8_accuracy_model.py, data/accuracy/p8-model.csv); values under 2**-17 are
         lost, as fp16 loses them under 2**-24."""
-        if V_CF:  # k = (t32 t16 t4 t1 t2 t8), _v_fragment8cf's
+        if WG2:  # k = (t32 t16 t2 t1 t4 t8), _v_fragments8_wg2's
+            y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (0, 1, 4, 5, 3, 2, 6))
+        elif V_CF:  # k = (t32 t16 t4 t1 t2 t8), _v_fragment8cf's
             y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (0, 1, 3, 5, 4, 2, 6))
         else:  # k = (t4 t2 t32 t16 t1 t8)
             y = gl.permute(gl.reshape(pt, [2, 2, 2, 2, 2, 2, R]), (3, 4, 0, 1, 5, 2, 6))
@@ -658,7 +704,7 @@ if gl is not None:
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
-        WORK_LIST: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -680,7 +726,11 @@ if gl is not None:
         gl.static_assert(not PV_PROMOTE or PV_FP8, "PV_PROMOTE is PV_FP8's")
         # LAZY_RESCALE lets P grow to 2**8 before rescaling; at PV_FP8's 256 P that overflows e4m3 (448)
         gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
-        gl.static_assert(num_warps == 4, "one warpgroup")
+        WG2: gl.constexpr = WARPGROUPS == 2
+        gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
+        gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
+                                             and not LAZY_RESCALE and BLOCK_M == 16),
+                         "WARPGROUPS = 2 is built on v116 / v117 (PV_FP8, V_CF, QK_CAT, PV_PROMOTE 1, LAZY_SUM; R = 16)")
         gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
         gl.static_assert(not WORK_LIST or FUSED_REDUCE, "WORK_LIST's splits per element differ: the fused reduce merges")
         gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
@@ -690,23 +740,26 @@ if gl is not None:
 
         # -- layouts ------------------------------------------------------------------------------
         # S^T accumulators (QGMMA m64nRk32) and acc^T slices [64 dims, R] (HGMMA m64nRk16)
-        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, R, 32])
-        s2_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                            instr_shape=[16, 2 * R, 32])
+        # WG2: QK's N (the query rows, with their two Q terms) split between the warpgroups, PV's M (the
+        # output dims) split between them: each warpgroup its own rows' softmax, its own dims' PV
+        WG: gl.constexpr = WARPGROUPS
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, WG],
+                                                           instr_shape=[16, R // WG, 32])
+        s2_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, WG],
+                                                            instr_shape=[16, 2 * R // WG, 32])
         # (PV_FP8: QGMMA m64nRk32; the accumulator's registers are the same, only the MMA's K differs)
-        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4 * WG, 1],
                                                            instr_shape=[16, R, 32 if PV_FP8 else 16])
         # global -> shared copies and the V conversion: 16 contiguous bytes per thread
-        kv_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+        kv_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4 * WG, 1], [1, 0])
         # CP_ROWS: the fp8 tile's cp.async with a quarter warp on 8 consecutive rows of one 16-byte
         # column (r14's ncu: kv_blk's copies took 2x their ideal shared wavefronts)
         if CP_ROWS:
-            cp_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [0, 1])
+            cp_blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4 * WG, 1], [0, 1])
         else:
             cp_blk: gl.constexpr = kv_blk
-        q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-        out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
+        q_blk: gl.constexpr = gl.BlockedLayout([1, 8 // WG], [4, 8], [4, WG], [1, 0])
+        out_blk: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4 * WG, 1], [1, 0])
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, 64], gl.float8e4nv)
         q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([QR, 64], gl.float8e4nv)
         qlo_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
@@ -727,12 +780,33 @@ if gl is not None:
             reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 8, 0], [0, 2, 0], [0, 16, 0], [0, 32, 0]],
             lane_bases=[[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
             warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
+        v_load8_wg2: gl.constexpr = gl.DistributedLinearLayout(  # WG2 (_v_fragments8_wg2): LDS.64, half-warp conflict-free
+            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 16, 0], [0, 8, 0], [0, 4, 0], [0, 32, 0]],
+            lane_bases=[[0, 1, 0], [0, 2, 0], [0, 0, 8], [0, 0, 32], [1, 0, 0]],
+            warp_bases=[[2, 0, 0], [4, 0, 0], [0, 0, 16]], block_bases=[], shape=[8, 64, 64])
         a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=4 if PV_FP8 else 2)
         # MXFP4: packed tiles [64 t, 256 | 32 bytes] copied by 16 bytes per thread; decoded as [64 t, blk, 16 bytes]
         # with one whole MX block (16 bytes, one LDS.128) per thread and a quarter warp reading 128
         # contiguous bytes (8 blocks of one token: no bank conflicts)
-        rope_blk: gl.constexpr = gl.BlockedLayout([1, 16], [16, 2], [4, 1], [1, 0])
-        if ROW_PERM:
+        if WG2:
+            rope_blk: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [8, 1], [1, 0])
+        else:
+            rope_blk: gl.constexpr = gl.BlockedLayout([1, 16], [16, 2], [4, 1], [1, 0])
+        if ROW_PERM and WG2:  # ROW_PERM's decode layouts with the token bit 32 on the third warp bit
+            dec_lat_2d: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [0, 64], [0, 128]],
+                lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
+                warp_bases=[[8, 0], [16, 0], [32, 0]], block_bases=[], shape=[64, 256])
+            if MX_OWN:
+                mx_copy: gl.constexpr = dec_lat_2d
+            else:
+                mx_copy: gl.constexpr = gl.BlockedLayout([1, 16], [2, 16], [8, 1], [1, 0])
+            dec_lat: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 4, 0], [0, 8, 0]],
+                lane_bases=[[1, 0, 0], [2, 0, 0], [4, 0, 0], [0, 1, 0], [0, 2, 0]],
+                warp_bases=[[8, 0, 0], [16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 16, 16])
+            mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0])
+        elif ROW_PERM:
             # a quarter warp = 8 consecutive rows of one block: the ring is swizzled (16-byte unit ^ row % 8)
             # and the K tile's 64-byte swizzle spreads 8 consecutive rows over all banks, so both the
             # LDS.128 of the packed bytes and the STS.128 of the e4m3 bytes are conflict-free (v100's
@@ -758,10 +832,16 @@ if gl is not None:
                 lane_bases=[[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0], [1, 0, 0]],
                 warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[64, 16, 16])
             mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
-        dec_rope: gl.constexpr = gl.DistributedLinearLayout(
-            reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8]],
-            lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
-            warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
+        if WG2:  # half a block (8 bytes) per thread
+            dec_rope: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4]],
+                lane_bases=[[0, 0, 8], [0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0]],
+                warp_bases=[[8, 0, 0], [16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
+        else:
+            dec_rope: gl.constexpr = gl.DistributedLinearLayout(
+                reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8]],
+                lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
+                warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
         mx_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
 
         # -- this program's work (generation 1's split kernel without the work list) -------------
@@ -824,7 +904,7 @@ if gl is not None:
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
         s1 = gl.where(amax > 0, amax / 448.0, 1.0)
         _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
-                       HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT)
+                       HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT, WG2)
 
         if KV_FORMAT == 1:
             kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
@@ -848,7 +928,7 @@ if gl is not None:
             l_t = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
         zero_s = gl.zeros([BLOCK_N, R], gl.float32, layout=s_layout)
         zero_s2 = gl.zeros([BLOCK_N, 2 * R], gl.float32, layout=s2_layout)
-        acc0 = gl.zeros([64, R], gl.float32, layout=o_layout)
+        acc0 = gl.zeros([64 * WG, R], gl.float32, layout=o_layout)  # (WG2: 4 slices of 128 dims, acc4-7 unused)
         acc_zero = acc0  # (PV_PROMOTE: the fresh accumulator of each tile's product)
         acc1 = acc0
         acc2 = acc0
@@ -900,7 +980,9 @@ if gl is not None:
                 kst = stage
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
-                if PV_FP8:
+                if WG2:
+                    f0, f1, f2, f3 = _v_fragments8_wg2(k_smem, kst, v_load8_wg2)
+                elif PV_FP8:
                     if V_CF:
                         f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8_cf, True)
                     else:
@@ -914,7 +996,7 @@ if gl is not None:
                     num_outstanding=9 if QK_PAIRS else 18, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
                 for c in gl.static_range(8):
                     _convert_v(_chunk(k_smem, kst, c), v16, c, kv_blk)
-            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout, QK_CAT)
+            st = _qk_wait(s_hi, s_lo, c_hi, c_lo, R, QK_PAIRS, s_layout, QK_CAT, WG2)
 
             pos = n0 + _row_token(offs_n, ROW_PERM)
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
@@ -945,7 +1027,7 @@ if gl is not None:
                     l_i = l_i * alpha + gl.sum(pt, axis=0)
                 m_i = m_new
             if PV_FP8:
-                _store_p8(pt, p_smem, R, V_CF)
+                _store_p8(pt, p_smem, R, V_CF, WG2)
             elif PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:
@@ -957,7 +1039,11 @@ if gl is not None:
             if PV_REG:
                 fence_async_shared()  # P^T generic stores before HGMMA (async proxy) reads them
                 _cta_barrier()
-                if PV_PROMOTE == 2:
+                if WG2:
+                    acc0, acc1, acc2, acc3 = _pv_reg8_promoted_wg2(
+                        f0, f1, f2, f3, p_smem, acc0, acc1, acc2, acc3,
+                        gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
+                elif PV_PROMOTE == 2:
                     acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8_serial(
                         f0, f1, f2, f3, f4, f5, f6, f7, p_smem, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                         gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
@@ -1014,8 +1100,11 @@ if gl is not None:
             lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
             gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
         if PV_REG and EPI_NATURAL:  # rows back in dim order in registers, then whole-row stores
-            o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv, acc6 * inv,
-                              acc7 * inv, R)
+            if WG2:
+                o = _natural_rows_wg2(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, R)
+            else:
+                o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv,
+                                  acc6 * inv, acc7 * inv, R)
             o = gl.convert_layout(o, out_blk)
             ptr = row_base[:, None] + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :]
             out_row = out_ptr + tok_out * stride_o_tok + head * stride_o_head
@@ -1051,6 +1140,15 @@ if gl is not None:
         # x [64, R, s0 = d2, s1 = d4, s2 = d8] -> bits (c4 c2 d1 c1 d32 d16, R, d2, d4, d8)
         x = gl.reshape(x, [2, 2, 2, 2, 2, 2, R, 2, 2, 2])
         x = gl.permute(x, (6, 0, 1, 3, 4, 5, 9, 8, 7, 2))  # R, c4 c2 c1, d32 d16 d8 d4 d2 d1
+        return gl.reshape(x, [R, 512])
+
+    @gluon.jit
+    def _natural_rows_wg2(a0, a1, a2, a3, R: gl.constexpr):
+        """WARPGROUPS = 2: the 4 slices acc^T_s [128 m, R] as one [R, 512] tensor in dim order
+        (_v_fragments8_wg2's relabelling undone: m = d16 c4 c2 d4 c1 d32 d8, s = d1 + 2 d2)."""
+        x = gl.join(gl.join(a0, a1), gl.join(a2, a3))  # [128, R, d1, d2]
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, R, 2, 2])  # d16 c4 c2 d4 c1 d32 d8, R, d1, d2
+        x = gl.permute(x, (7, 1, 2, 4, 5, 0, 6, 3, 9, 8))  # R, c4 c2 c1, d32 d16 d8 d4 d2 d1
         return gl.reshape(x, [R, 512])
 
     @gluon.jit

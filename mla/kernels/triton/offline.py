@@ -29,7 +29,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .launch import heads_per_program, reduce_block_d
 from .swapab import mla_decode_swapab_kernel
-from .variants import get_variant, gluon_constexprs
+from .variants import get_variant, gluon_constexprs, gluon_launch_options
 
 SUPPORTED_TARGETS = (("cuda", 90), ("hip", "gfx950"))
 
@@ -116,6 +116,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
         fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         source_cls = GluonASTSource
+        options.update(gluon_launch_options(v))
     elif kernel == "split" and v.family == "swapab":
         if kv_format not in ("fp8", "mxfp4"):
             raise ValueError(f"variant {variant!r} (swap-AB) takes kv_format 'fp8' or 'mxfp4', got {kv_format!r}")

@@ -50,6 +50,8 @@ class Variant:
     gluon_v_cf: bool = False  # gluon (PV_FP8): V^T fragment loads with bank-conflict-free lanes
     gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
     gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
+    gluon_warpgroups: int = 1  # gluon: 2 = two warpgroups (num_warps 8) split QK's rows and PV's output dims
+    gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -330,6 +332,20 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "tiles in flight)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
             gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
             gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_own=True),
+    # the model after r17 (docs/notes-triton.md, "Rounds 16-17"): v117's ALU pipe is ~42% busy at 2 warps
+    # per scheduler (255 registers, 2 CTAs x 4 warps per SM); the same work on twice the warps needs each
+    # thread to hold half of it: two warpgroups per CTA, QK's query rows and PV's output dims split between
+    # them (no work duplicated), at <= 128 registers so that 2 CTAs x 8 warps fit an SM
+    Variant("v121_n64_w8_s2_gl_en_ls_p8_qc_pp_cf_wg2", 64, 8, 2, 0, "v116 on two warpgroups: each its 8 query "
+            "rows' softmax and 256 of PV's 512 output dims, V^T by conflict-free LDS.64, 128 registers (16 "
+            "warps per SM)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
+            gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2, gluon_maxnreg=128),
+    Variant("v122_n64_w8_s2_gl_mx_rp_ls_p8_qc_pp_cf_wg2", 64, 8, 2, 0, "v117 on v121's two warpgroups (the decode "
+            "by all 8 warps)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2,
+            gluon_maxnreg=128),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -444,9 +460,15 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_pv_reg": "PV_REG", "gluon_epi_natural": "EPI_NATURAL", "gluon_row_perm": "ROW_PERM",
                     "gluon_lazy_sum": "LAZY_SUM", "gluon_lazy_rescale": "LAZY_RESCALE", "gluon_pv_fp8": "PV_FP8",
                     "gluon_qk_cat": "QK_CAT", "gluon_pv_promote": "PV_PROMOTE", "gluon_v_cf": "V_CF",
-                    "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN"}
+                    "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN",
+                    "gluon_warpgroups": "WARPGROUPS"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
     """The gluon_sm90 kernel's variant constexprs for ``v`` (shape ones come from the launcher)."""
     return {name: getattr(v, field) for field, name in GLUON_CONSTEXPRS.items()}
+
+
+def gluon_launch_options(v: Variant) -> dict:
+    """Compiler options of a generation-3 variant beyond num_warps / num_stages (launch and offline)."""
+    return {"maxnreg": v.gluon_maxnreg} if v.gluon_maxnreg else {}
