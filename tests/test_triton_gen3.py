@@ -307,7 +307,11 @@ def test_offline_sm90_sass_of_the_two_warpgroup_kernel(variant):
 
     k, sass = _sass(variant)
     assert k.metadata["num_warps"] == 8
-    assert _cuobjdump(k.asm["cubin"])[0]["registers"] <= 128
+    regs = _cuobjdump(k.asm["cubin"])[0]["registers"]
+    if VARIANTS[variant].gluon_maxnreg:  # the cap is what lets a second CTA (8 more warps) on the SM
+        assert regs <= VARIANTS[variant].gluon_maxnreg == 128, regs
+    else:  # (v126: uncapped, one CTA per SM, no spills)
+        assert 128 < regs <= 255 and not re.search(r"\bSTL\b", sass), regs
     assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
     loop = sass_hottest_loop(sass)
     body = [i for f in sass_functions(sass).values() for i in f if loop.start_addr <= i.addr <= loop.end_addr]
