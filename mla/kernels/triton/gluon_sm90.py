@@ -49,7 +49,13 @@ keeps generation 2's math and changes only what the measurements named:
     a shared exchange, a barrier) per tile instead of two.
     LAZY_RESCALE (with LAZY_SUM): P against the running max, the output and sums rescaled only when a
     column's max grows by more than 2**8 (a CTA-uniform branch): no 64 multiplies per thread per tile.
-Measured variants v91-v120 (variants.py; docs/notes-triton.md "Generation 3").
+    WARPGROUPS = 2 (on v116 / v117's options; num_warps 8, a register cap of 128 so that two CTAs = 16
+    warps share an SM): QK's N (the 16 query rows with their two Q terms) and PV's M (the 512 output
+    dims) split between the warpgroups, nothing computed twice; V^T by conflict-free LDS.64
+    (_v_fragments8_wg2), the output as 4 slices of [128, R]. Measured slower (v121 / v122, rounds
+    22-23): the split adds ~30% instructions per tile (8-byte loads, per-warp wgmma descriptors,
+    smaller MMAs, spill reloads at 128 registers) and the second CTA per SM returns ~9%.
+Measured variants v91-v126 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
@@ -704,8 +710,7 @@ if gl is not None:
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
-        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, V_LATE: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -733,7 +738,6 @@ if gl is not None:
                                              and not LAZY_RESCALE and BLOCK_M == 16),
                          "WARPGROUPS = 2 is built on v116 / v117 (PV_FP8, V_CF, QK_CAT, PV_PROMOTE 1, LAZY_SUM; R = 16)")
         gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
-        gl.static_assert(not V_LATE or WARPGROUPS == 2, "V_LATE is the two-warpgroup kernel's")
         gl.static_assert(not WORK_LIST or FUSED_REDUCE, "WORK_LIST's splits per element differ: the fused reduce merges")
         gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
@@ -983,8 +987,7 @@ if gl is not None:
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
                 if WG2:
-                    if not V_LATE:
-                        f0, f1, f2, f3 = _v_fragments8_wg2(k_smem, kst, v_load8_wg2)
+                    f0, f1, f2, f3 = _v_fragments8_wg2(k_smem, kst, v_load8_wg2)
                 elif PV_FP8:
                     if V_CF:
                         f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8_cf, True)
@@ -1031,8 +1034,6 @@ if gl is not None:
                 m_i = m_new
             if PV_FP8:
                 _store_p8(pt, p_smem, R, V_CF, WG2)
-                if V_LATE:  # (WG2) the fragments after the softmax: not live across QK's wait and the exp2s
-                    f0, f1, f2, f3 = _v_fragments8_wg2(k_smem, kst, v_load8_wg2)
             elif PV_REG:
                 p_smem.store(_p_to_k_order(pt.to(gl.float16), R))
             else:

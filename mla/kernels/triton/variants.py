@@ -51,7 +51,6 @@ class Variant:
     gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
     gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
     gluon_warpgroups: int = 1  # gluon: 2 = two warpgroups (num_warps 8) split QK's rows and PV's output dims
-    gluon_v_late: bool = False  # gluon (2 warpgroups): V^T fragments loaded after the softmax (fewer live registers)
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -347,15 +346,6 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
             gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2,
             gluon_maxnreg=128),
-    Variant("v123_n64_w8_s2_gl_en_ls_p8_qc_pp_cf_wg2_vl", 64, 8, 2, 0, "v121 with the V^T fragments loaded after "
-            "the softmax", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
-            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
-            gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2, gluon_v_late=True, gluon_maxnreg=128),
-    Variant("v124_n64_w8_s2_gl_mx_rp_ls_p8_qc_pp_cf_wg2_vl", 64, 8, 2, 0, "v122 with the V^T fragments loaded after "
-            "the softmax", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
-            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True,
-            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2,
-            gluon_v_late=True, gluon_maxnreg=128),
     # gen3-r22: v121 361 / v122 513 us at bs256-kv8192 against v116 348 / v117 418 in the same run (v122
     # issues 31% more instructions per tile than v117 on triton 3.6: LDS.64, the per-warp wgmma
     # descriptors, 12 local reloads at 128 registers; ncu: 14.4 warps per SM, issue 0.44 per scheduler)
@@ -484,7 +474,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_lazy_sum": "LAZY_SUM", "gluon_lazy_rescale": "LAZY_RESCALE", "gluon_pv_fp8": "PV_FP8",
                     "gluon_qk_cat": "QK_CAT", "gluon_pv_promote": "PV_PROMOTE", "gluon_v_cf": "V_CF",
                     "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN",
-                    "gluon_warpgroups": "WARPGROUPS", "gluon_v_late": "V_LATE"}
+                    "gluon_warpgroups": "WARPGROUPS"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
