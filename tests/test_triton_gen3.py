@@ -539,3 +539,19 @@ def test_bank_model_names_the_conflicts_v103_and_v116_remove():
     assert sb.wavefronts([[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], flat, num_warps=1) == 8
     with pytest.raises(ValueError, match="5 lane bases"):
         sb.wavefronts([[1, 0]], [], flat)
+
+
+def test_bank_model_takes_8_byte_accesses_by_half_warps():
+    """LDS.64: a half warp that reads 16 distinct 8-byte bank pairs of a line is one wavefront; the same
+    lanes with a 16-byte stride put two lanes on each pair (2-way); widths other than 8 / 16 are refused."""
+    from mla.analysis import smem_banks as sb
+
+    flat = lambda r, c: r * 128 + c  # noqa: E731 - rows of 128 bytes, no swizzle
+    lanes_8 = [[0, 8], [0, 16], [0, 32], [0, 64], [1, 0]]  # lanes 0-15 cover one row's 128 bytes
+    lanes_16 = [[0, 16], [0, 32], [0, 64], [1, 0], [2, 0]]  # lanes 0-15: 8 columns x 2 rows, 8 B each
+    assert sb.wavefronts_8byte(lanes_8, [], flat, num_warps=1) == 1
+    assert sb.wavefronts_8byte(lanes_16, [], flat, num_warps=1) == 2
+    assert sb.wavefronts(lanes_16, [], flat, num_warps=1) == 1  # at 16 B a lane the quarter warp fills its line
+    with pytest.raises(ValueError, match="bytes_per_lane"):
+        sb.wavefronts(lanes_8, [], flat, num_warps=1, bytes_per_lane=4)
+

@@ -1,13 +1,13 @@
 """Shared-memory bank conflicts of generation 3's register <-> shared accesses, by a model (no GPU).
 
-Every access modelled here is a 16-byte vector per lane, so a quarter warp (8 lanes) is one
-wavefront when its 8 addresses fall in 8 different 16-byte bank groups of a 128-byte line; the
-result is the worst number of wavefronts a quarter warp needs (1 = conflict-free, 4 = 4-way).
+The accesses modelled here are 16-byte vectors per lane (GEN3_ACCESSES), so a quarter warp (8 lanes)
+is one wavefront when its 8 addresses fall in 8 different 16-byte bank groups of a 128-byte line, or
+8-byte vectors (GEN3_ACCESSES_8BYTE, the two-warpgroup kernel's LDS.64), where a half warp is one
+wavefront when its 16 addresses fall in 16 different 8-byte bank pairs; the result is the worst
+number of wavefronts a phase needs (1 = conflict-free, 4 = 4-way).
 A layout enters as its linear-layout bases (lane and warp bases: the coordinates bit i of the lane
 / warp index moves by, XOR-combined), exactly as written in mla/kernels/triton/gluon_sm90.py; an
 address function maps coordinates to the byte address of the shared buffer:
-
-(GEN3_ACCESSES_8BYTE: the two-warpgroup kernel's 8-byte loads, by half warps: wavefronts_8byte.)
 
     nvmma64_address   the fp8 K tile, [rows, 64 B] with the 64-byte NVMMA swizzle
                       (16-byte unit ^ (row >> 1) & 3)
@@ -53,20 +53,26 @@ def ring_address(row: int, col: int, swizzled: bool) -> int:
 
 
 def wavefronts(lane_bases: Bases, warp_bases: Bases, address: Callable[..., int],
-               register_offsets: Sequence[Sequence[int]] = ((0, 0),), num_warps: int = 4) -> int:
-    """Worst wavefronts per quarter warp of a 16-byte-per-lane access (1 = no bank conflict)."""
+               register_offsets: Sequence[Sequence[int]] = ((0, 0),), num_warps: int = 4,
+               bytes_per_lane: int = 16) -> int:
+    """Worst wavefronts per phase of a ``bytes_per_lane`` access (1 = no bank conflict). A phase is the
+    lanes that fill one 128-byte line: a quarter warp at 16 bytes a lane, a half warp at 8; it is one
+    wavefront when its addresses fall in distinct ``bytes_per_lane``-wide bank groups of a line."""
     if len(lane_bases) != 5:
         raise ValueError(f"a warp has 32 lanes: 5 lane bases expected, got {len(lane_bases)}")
+    if bytes_per_lane not in (8, 16):
+        raise ValueError(f"bytes_per_lane must be 8 or 16, got {bytes_per_lane}")
+    per_phase = 128 // bytes_per_lane
     worst = 1
     for w in range(num_warps):
         for reg in register_offsets:
-            for q in range(4):
-                lines: dict[int, set[int]] = {}
-                for lane in range(8 * q, 8 * q + 8):
+            for q in range(32 // per_phase):
+                groups: dict[int, set[int]] = {}
+                for lane in range(per_phase * q, per_phase * q + per_phase):
                     c = coords(list(lane_bases) + list(warp_bases), lane | (w << 5))
                     a = address(*[x ^ r for x, r in zip(c, reg)])
-                    lines.setdefault((a % 128) // 16, set()).add(a // 128)
-                worst = max(worst, max(len(v) for v in lines.values()))
+                    groups.setdefault((a % 128) // bytes_per_lane, set()).add(a // 128)
+                worst = max(worst, max(len(v) for v in groups.values()))
     return worst
 
 
@@ -114,21 +120,8 @@ GEN3_ACCESSES = {
 
 def wavefronts_8byte(lane_bases: Bases, warp_bases: Bases, address: Callable[..., int],
                      register_offsets: Sequence[Sequence[int]] = ((0, 0),), num_warps: int = 8) -> int:
-    """As :func:`wavefronts` for an 8-byte-per-lane access (LDS.64): a half warp (16 lanes, 128 bytes) is
-    one wavefront when its 16 addresses fall in 16 different 8-byte bank pairs of a 128-byte line."""
-    if len(lane_bases) != 5:
-        raise ValueError(f"a warp has 32 lanes: 5 lane bases expected, got {len(lane_bases)}")
-    worst = 1
-    for w in range(num_warps):
-        for reg in register_offsets:
-            for h in range(2):
-                pairs: dict[int, set[int]] = {}
-                for lane in range(16 * h, 16 * h + 16):
-                    c = coords(list(lane_bases) + list(warp_bases), lane | (w << 5))
-                    a = address(*[x ^ r for x, r in zip(c, reg)])
-                    pairs.setdefault((a % 128) // 8, set()).add(a // 128)
-                worst = max(worst, max(len(v) for v in pairs.values()))
-    return worst
+    """:func:`wavefronts` of an 8-byte-per-lane access (LDS.64) by half warps, 8 warps by default."""
+    return wavefronts(lane_bases, warp_bases, address, register_offsets, num_warps, bytes_per_lane=8)
 
 
 # the two-warpgroup kernel's V^T loads (v121+, v_load8_wg2): 8 dims a lane, 16 token rows per thread
