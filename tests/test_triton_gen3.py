@@ -224,7 +224,8 @@ def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
         assert 2 * (smem + 1024) <= 228 * 1024, smem
 
 
-ONE_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 1]
+ONE_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 1 and not VARIANTS[n].gluon_ws]
+WS = [n for n in GEN3 if VARIANTS[n].gluon_ws]
 TWO_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 2]
 
 
@@ -339,6 +340,39 @@ def test_offline_sm90_sass_of_the_two_warpgroup_kernel(variant):
     assert sb._tile_rows(eval(m.group(1))) == spec[0] and sb._tile_rows(eval(m.group(2))) == spec[1]  # noqa: S307
     assert sb.wavefronts_8byte(*spec) == 1
     assert sb.wavefronts_8byte(*sb.GEN3_ACCESSES_8BYTE["V^T fragment loads, two warpgroups with V_CF's lanes"]) == 2
+
+
+@pytest.mark.parametrize("variant", WS)
+def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
+    """WS_SLOTS (v127+): 12 warps = three 4-warp partitions with their own register counts (setmaxnreg:
+    232 for each consumer, 40 for the decoder), partition-local named barriers, mbarrier waits in every
+    loop; the consumers' loops are v116's (50 e4m3 QGMMA per tile, the 136 V^T transposes), the
+    decoder's loop copies by cp.async and decodes by PRMT with no MMA; one CTA per SM in shared memory."""
+    import collections
+
+    k, sass = _sass(variant)
+    assert k.metadata["num_warps"] == 12
+    assert k.metadata["shared"] + 1024 <= 228 * 1024, k.metadata["shared"]
+    regs = set(re.findall(r"USETMAXREG\.\w+\.CTAPOOL (?:UP0, )?0x([0-9a-f]+)", sass))
+    assert {"e8", "28"} <= regs, regs  # 232 and 40
+    # each partition syncs its own 128 threads on its own named barrier
+    assert len(set(re.findall(r"BAR\.SYNC\.DEFER_BLOCKING 0x([0-9a-f]+), 0x80", sass))) >= 3
+    from mla.analysis.isa import sass_functions
+
+    loops = []
+    for body in sass_functions(sass).values():
+        for i in body:
+            m = re.search(r"0x([0-9a-f]+)", i.operands) if i.op.startswith("BRA") else None
+            if m and int(m.group(1), 16) < i.addr:
+                seg = [x.op.split(".")[0] for x in body if int(m.group(1), 16) <= x.addr <= i.addr]
+                if 300 < len(seg) < 1000:  # the three tile loops (not the scheduler's outer region)
+                    loops.append(collections.Counter(seg))
+    consumers = [c for c in loops if c["QGMMA"]]
+    decoders = [c for c in loops if c["LDGSTS"] and not c["QGMMA"]]
+    assert len(consumers) == 2 and len(decoders) == 1, loops
+    for c in consumers:
+        assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 8, c
+    assert decoders[0]["PRMT"] >= 144 and decoders[0]["SYNCS"] >= 1, decoders[0]
 
 
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------

@@ -71,7 +71,7 @@ try:  # Gluon ships with triton >= 3.5; the CPU tests import this module without
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy
-    from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, warpgroup_mma,
+    from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
                                                                   warpgroup_mma_wait)
     GLUON_IMPORT_ERROR = None
 except Exception as exc:  # pragma: no cover - depends on the installed triton
@@ -710,7 +710,8 @@ if gl is not None:
         LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
-        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, num_warps: gl.constexpr = 4,
+        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -733,6 +734,7 @@ if gl is not None:
         # LAZY_RESCALE lets P grow to 2**8 before rescaling; at PV_FP8's 256 P that overflows e4m3 (448)
         gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
         WG2: gl.constexpr = WARPGROUPS == 2
+        gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1179,8 +1181,308 @@ if gl is not None:
             gl.store(ptr, o.to(gl.bfloat16), mask=row_ok[:, None])
         else:
             gl.store(ptr, o, mask=row_ok[:, None])
+
+    # -- generation 3, warp-specialized MXFP4 (WS_SLOTS > 0, variant v127+) ----------------------------
+    # One CTA per SM = three 4-warp partitions: two consumers (v116's fp8 loop: QK, softmax, PV on the
+    # e4m3 tile) taking the program's tiles alternately, and a decoder that copies the packed tiles by
+    # cp.async and decodes each into a ring of WS_SLOTS e4m3 K tiles, signalled by mbarriers (full /
+    # empty per slot). The decoder's integer work then runs beside the consumers' MMA / softmax phases
+    # instead of between them (rounds 16-23: at a fixed warp count the time followed the instruction
+    # count of one stream that did both). Each consumer keeps its own softmax state and writes its
+    # own partial: the plan counts two splits per program and the tile reduce merges them.
+
+    # registers per thread of the worker partitions (the default consumer gets what maxnreg leaves:
+    # maxnreg x 12 warps x 32 = 4 warps x 32 x (default + 232 + 40); maxnreg 168 -> the default 232)
+    # the partitions take no constexpr arguments (an int passed through warp_specialize arrives as a
+    # tensor): the query rows and the packed ring's depth are fixed here, the kernel asserts them
+    _WS_R: gl.constexpr = gl.constexpr(16)
+    _WS_STAGES: gl.constexpr = gl.constexpr(2)
+    WS_CONSUMER_REGS: gl.constexpr = gl.constexpr(232)
+    WS_DECODER_REGS: gl.constexpr = gl.constexpr(40)
+    # the partitions' layouts (module constants: a layout built inside a jit helper gets tuples where
+    # the builder wants lists); R = 16 query rows, 4 warps per partition
+    _WS_S: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 32])
+    _WS_S2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 32])
+    _WS_V_CF: gl.constexpr = gl.DistributedLinearLayout(  # v116's v_load8_cf
+        reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 8, 0], [0, 2, 0], [0, 16, 0], [0, 32, 0]],
+        lane_bases=[[0, 1, 0], [0, 4, 0], [0, 0, 16], [0, 0, 32], [1, 0, 0]],
+        warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 64])
+    _WS_A: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=_WS_S, k_width=4)
+    _WS_OUT: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
+    # decoder: 16 bytes a thread per copy; the latent ring is [stage x 4 chunks, 64 t, 64 B], 64-byte swizzled
+    # (a quarter warp's 8 rows of one 16-byte column: conflict-free, as the K tile's)
+    _WS_CP_LAT: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])  # one [64, 64 B] chunk
+    _WS_CP_ROPE: gl.constexpr = gl.BlockedLayout([1, 16], [16, 2], [4, 1], [1, 0])
+    # decode: [64 t, 4 blk, 16 B] per chunk; a quarter warp = 8 consecutive tokens of one block
+    _WS_DEC: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [32, 0, 0]],
+        lane_bases=[[1, 0, 0], [2, 0, 0], [4, 0, 0], [0, 1, 0], [0, 2, 0]],
+        warp_bases=[[8, 0, 0], [16, 0, 0]], block_bases=[], shape=[64, 4, 16])
+    _WS_DEC_2D: gl.constexpr = gl.DistributedLinearLayout(  # _WS_DEC over [64 t, 64 B]
+        reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [32, 0]],
+        lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
+        warp_bases=[[8, 0], [16, 0]], block_bases=[], shape=[64, 64])
+    _WS_DEC_ROPE: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8]],
+        lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
+        warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
+
+    @gluon.jit
+    def _ws_decoder(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                    stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                    k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                    NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        """The decoder partition: packed tiles -> the e4m3 K ring, one MX block chunk at a time (4 blocks
+        of 64 tokens = 4 KB, 32 bytes a thread) so that it fits a small register budget."""
+        b = gl.program_id(2)
+        split = gl.program_id(1)
+        kv_start = gl.load(kv_indptr_ptr + b)
+        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits // 2), 64) * 64
+        start = split * chunk
+        end = gl.minimum(start + chunk, kv_len)
+        n_tiles = gl.cdiv(end - start, 64)
+        cp_lat: gl.constexpr = _WS_CP_LAT
+        rope_blk: gl.constexpr = _WS_CP_ROPE
+        dec: gl.constexpr = _WS_DEC
+        dec_rope: gl.constexpr = _WS_DEC_ROPE
+        for i in gl.static_range(_WS_STAGES - 1):
+            _ws_issue_packed(kv_ptr, kv_start, start + i * 64, end, stride_kv_tok, i, mx_lat, mx_rope, cp_lat, rope_blk)
+        for j in range(0, n_tiles):
+            n0 = start + j * 64
+            _ws_issue_packed(kv_ptr, kv_start, n0 + (_WS_STAGES - 1) * 64, end, stride_kv_tok, (j + _WS_STAGES - 1) % _WS_STAGES,
+                             mx_lat, mx_rope, cp_lat, rope_blk)
+            # this tile's scales while its bytes land
+            s0 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 0, 64, gl.SliceLayout(2, dec), False)
+            s1 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 4, 64, gl.SliceLayout(2, dec), False)
+            s2 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 8, 64, gl.SliceLayout(2, dec), False)
+            s3 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 12, 64, gl.SliceLayout(2, dec), False)
+            sr = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 2, 16, 64, gl.SliceLayout(2, dec_rope), False)
+            async_copy.wait_group(_WS_STAGES - 1)
+            _cta_barrier()  # (partition-local) every decoder thread's copies of tile j have landed
+            slot = j % WS_SLOTS
+            mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
+            stage = j % _WS_STAGES
+            _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec)
+            _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec)
+            _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec)
+            _ws_decode_chunk(mx_lat, stage, 3, s3, k_lat, slot, dec)
+            rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sr)  # [64, 2, 32]
+            k_rope.index(slot).store(gl.reshape(rope, [64, 64]))
+            fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
+            _cta_barrier()  # every thread's part of the tile (and its reads of the ring stage) done
+            mbarrier.arrive(full.index(slot), count=1)
+        async_copy.wait_group(0)
+
+    @gluon.jit
+    def _ws_issue_packed(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, cp_lat: gl.constexpr,
+                         rope_blk: gl.constexpr):
+        """cp.async of one packed tile: the latent bytes as 4 chunks [64 t, 64 B] into ring entries 4 stage ..
+        4 stage + 3, the rope bytes [64, 32]; tokens >= end zero-filled; one commit group."""
+        t = gl.arange(0, 64, layout=gl.SliceLayout(1, cp_lat))
+        col = gl.arange(0, 64, layout=gl.SliceLayout(0, cp_lat))
+        pos = n0 + t
+        ok = (pos < end)[:, None]
+        base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
+        for q in gl.static_range(4):
+            _cp_async(mx_lat.index(stage * 4 + q), base + q * 64, mask=ok)
+        tr = gl.arange(0, 64, layout=gl.SliceLayout(1, rope_blk))
+        colr = gl.arange(0, 32, layout=gl.SliceLayout(0, rope_blk))
+        posr = n0 + tr
+        baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
+        _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _ws_decode_chunk(mx_lat, stage, q: gl.constexpr, sc, k_lat, slot, dec: gl.constexpr):
+        """Latent blocks 4q .. 4q + 3 of every token (dims 128 q .. 128 q + 127 = K chunks 2q, 2q + 1)."""
+        # (read as [64, 64] and split in registers: triton 3.6 cannot reshape a swizzled buffer's minor dim)
+        packed = gl.convert_layout(gl.reshape(mx_lat.index(stage * 4 + q).load(_WS_DEC_2D), [64, 4, 16]), dec)
+        x = _mx_to_e4m3(packed, sc)  # [64 t, 4 blk, 32]
+        x = gl.permute(gl.reshape(x, [64, 2, 64]), (1, 0, 2))  # [2 c, 64 t, 64 d]
+        k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
+
+    @gluon.jit
+    def _ws_consumer(PARITY: gl.constexpr, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr,
+                     part_lse_ptr, stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                     k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                     NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
+        j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY)."""
+        head_group = gl.program_id(0)
+        split = gl.program_id(1)
+        b = gl.program_id(2)
+        q_start = gl.load(qo_indptr_ptr + b)
+        kv_start = gl.load(kv_indptr_ptr + b)
+        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits // 2), 64) * 64
+        start = split * chunk
+        end = gl.minimum(start + chunk, kv_len)
+        n_tiles = gl.cdiv(end - start, 64)
+        ROWS = Q_SEQ_LEN * HEADS_PER_PROG
+        s_layout: gl.constexpr = _WS_S  # (= the PV accumulator's: m64nRk32)
+        s2_layout: gl.constexpr = _WS_S2
+        o_layout: gl.constexpr = _WS_S
+        v_load8_cf: gl.constexpr = _WS_V_CF
+        a_layout: gl.constexpr = _WS_A
+        out_blk: gl.constexpr = _WS_OUT
+        k_smem = (k_lat, k_rope)
+        if PARITY == 0:  # (two buffers, not slices of one: triton 3.6 asserts on slicing a 3-d NVMMA buffer)
+            p8 = p8a
+        else:
+            p8 = p8b
+        score_scale = sm_scale * 1.4426950408889634
+        # (loaded plain, then converted: triton 3.6 asserts on a shared load straight into a slice layout)
+        c_hi = gl.convert_layout(s1_smem.load(gl.BlockedLayout([1], [32], [4], [0])), gl.SliceLayout(0, s_layout)) * score_scale
+        c_lo = c_hi * 0.0625
+        rows_s = gl.arange(0, _WS_R, layout=gl.SliceLayout(0, s_layout))
+        q_idx_s = gl.where(rows_s < ROWS, rows_s // HEADS_PER_PROG, 0)
+        visible = kv_len - Q_SEQ_LEN + q_idx_s + 1
+        offs_n = gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
+        m_i = gl.full([_WS_R], float("-inf"), gl.float32, layout=gl.SliceLayout(0, s_layout))
+        l_t = gl.zeros([64, _WS_R], gl.float32, layout=s_layout)
+        zero_s2 = gl.zeros([64, 2 * _WS_R], gl.float32, layout=s2_layout)
+        acc0 = gl.zeros([64, _WS_R], gl.float32, layout=o_layout)
+        acc_zero = acc0
+        acc1 = acc0
+        acc2 = acc0
+        acc3 = acc0
+        acc4 = acc0
+        acc5 = acc0
+        acc6 = acc0
+        acc7 = acc0
+        for j in range(PARITY, n_tiles, 2):
+            slot = j % WS_SLOTS
+            mbarrier.wait(full.index(slot), (j // WS_SLOTS) & 1)
+            s_cat, _ = _qk_issue(k_smem, slot, q_hi, q_hi, zero_s2, zero_s2, True)
+            f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, slot, v_load8_cf, True)
+            st = _qk_wait(s_cat, s_cat, c_hi, c_lo, _WS_R, True, s_layout, True)
+            pos = start + j * 64 + offs_n
+            st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(st, axis=0))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            pt = gl.exp2(st - (m_safe - 8.0)[None, :])  # 256 P (PV_FP8's e4m3 P, see _store_p8)
+            l_t = l_t * alpha[None, :] + pt
+            m_i = m_new
+            _store_p8(pt, p8, _WS_R, True)
+            fence_async_shared()
+            _cta_barrier()  # (partition-local) P^T stored by every warp before the PV MMAs read it
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _pv_reg8_promoted(
+                f0, f1, f2, f3, f4, f5, f6, f7, p8, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
+                gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
+            _cta_barrier()  # every warp's reads of the slot (V^T loads, the waited MMAs) are done
+            mbarrier.arrive(empty.index(slot), count=1)
+        l_i = gl.sum(l_t, axis=0) * (1.0 / 256.0)
+        l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
+        has = l_o > 0
+        inv = gl.where(has, (1.0 / 256.0) / gl.where(has, l_o, 1.0), 0.0)[None, :]
+        rows = gl.arange(0, _WS_R, layout=gl.SliceLayout(1, out_blk))
+        row_ok = rows < ROWS
+        q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
+        tok_out = q_start + q_idx
+        head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
+        part_row = (tok_out * NUM_HEADS + head) * num_splits + 2 * split + PARITY
+        has_r = gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)) > 0
+        l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
+        lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
+        gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+        o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv, acc6 * inv,
+                          acc7 * inv, _WS_R)
+        o = gl.convert_layout(o, out_blk)
+        ptr = (part_o_ptr + part_row.to(gl.int64)[:, None] * 512
+               + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :])
+        gl.store(ptr, o, mask=row_ok[:, None])
+
+    @gluon.jit
+    def _ws_consumer0(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                      stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                      k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                      NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        _ws_consumer(0, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, k_lat, k_rope,
+                     mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R,
+                     STAGES, WS_SLOTS)
+
+    @gluon.jit
+    def _ws_consumer1(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                      stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                      k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                      NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        _ws_consumer(1, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, k_lat, k_rope,
+                     mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R,
+                     STAGES, WS_SLOTS)
+
+    @gluon.jit
+    def mla_decode_gluon_sm90_ws_kernel(
+        q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
+        part_o_ptr, part_lse_ptr, out_ptr,
+        stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
+        NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
+        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
+        STAGES: gl.constexpr = 2, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
+        PV_REG: gl.constexpr = False, EPI_NATURAL: gl.constexpr = False, ROW_PERM: gl.constexpr = False,
+        LAZY_SUM: gl.constexpr = False, LAZY_RESCALE: gl.constexpr = False, PV_FP8: gl.constexpr = False,
+        QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
+        CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
+        WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
+        num_warps: gl.constexpr = 4,
+    ):
+        """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
+        other generation-3 kernel's. num_splits counts partials: two per program (grid splits =
+        num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
+        gl.static_assert(KV_FORMAT == 2, "the warp-specialized kernel decodes MXFP4")
+        gl.static_assert(QK_PAIRS and QK_CAT and PV_REG and EPI_NATURAL and LAZY_SUM and PV_FP8 and PV_PROMOTE == 1
+                         and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
+                         "the warp-specialized consumers are v116's loop")
+        gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
+        gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES == _WS_STAGES,
+                         "64-token tiles, 16 query rows, a 2-stage packed ring, 4-warp partitions")
+        R: gl.constexpr = BLOCK_M
+        ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
+        k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([64, 64], gl.float8e4nv)
+        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([2 * R, 64], gl.float8e4nv)
+        qlo_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([R, 64], gl.float8e4nv)
+        mx_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
+        s1_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+        q_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+        k_lat = gl.allocate_shared_memory(gl.float8e4nv, [WS_SLOTS, 512, 64], k_sl)
+        k_rope = gl.allocate_shared_memory(gl.float8e4nv, [WS_SLOTS, 64, 64], k_sl)
+        # [stage x chunk, t, 64 B], swizzled as the K tile (16-byte unit ^ (t >> 1) & 3): the decode's 8
+        # consecutive rows of one unit per quarter warp hit 8 distinct bank groups
+        mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=2, max_phase=4, order=[1, 0])
+        mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 4, 64, 64], mx_lat_sl)
+        mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, 64, 32], mx_sl)
+        q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, 2 * R, 64], q_sl)
+        q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)
+        p8a = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)  # consumer 0's P^T hi / lo
+        p8b = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)  # consumer 1's
+        s1_smem = gl.allocate_shared_memory(gl.float32, [R], s1_sl)
+        full = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
+        empty = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
+        for i in gl.static_range(WS_SLOTS):
+            mbarrier.init(full.index(i), count=1)
+            mbarrier.init(empty.index(i), count=1)
+        head_group = gl.program_id(0)
+        b = gl.program_id(2)
+        q_start = gl.load(qo_indptr_ptr + b)
+        amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
+        s1 = gl.where(amax > 0, amax / 448.0, 1.0)
+        _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
+                       HEADS_PER_PROG, q_blk, True, True)
+        s1_smem.store(s1)
+        fence_async_shared()  # Q terms (generic stores) before the consumers' wgmma reads them
+        _cta_barrier()
+        args = (q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, BLOCK_M, STAGES, WS_SLOTS)  # (a local constexpr would be None here)
+        gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
+                           [WS_CONSUMER_REGS, WS_DECODER_REGS])
 else:  # pragma: no cover
-    mla_decode_gluon_sm90_kernel = None
+    mla_decode_gluon_sm90_kernel = mla_decode_gluon_sm90_ws_kernel = None
 
 
 def gluon_unavailable_reason(device) -> str | None:

@@ -34,7 +34,7 @@ import triton
 from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
-from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel
+from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant,
                        get_variant, gluon_constexprs, gluon_launch_options)
@@ -140,7 +140,7 @@ def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: i
     list + fused reduce on top of a generation-3 kernel: a ragged batch whose balanced schedule splits
     some element in 2 .. BALANCED_DEFAULT_MAX_SPLITS; see above."""
     lens = [int(n) for n in kv_lens]
-    if variant.family != "gluon" or len(set(lens)) < 2:
+    if variant.family != "gluon" or variant.gluon_ws or len(set(lens)) < 2:
         return False
     _, items = balanced_schedule(lens, block_n, target_items)
     return 2 <= max(s for _, _, s in items) <= BALANCED_DEFAULT_MAX_SPLITS
@@ -363,6 +363,13 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
+        # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
+        # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
+        self.partials_per_program = 2 if self.variant.gluon_ws else 1
+        self.num_splits *= self.partials_per_program
+        if self.variant.gluon_ws and (self.fused_reduce or self.balanced):
+            raise ValueError(f"variant {self.variant.name!r} (warp-specialized) writes two partials per program for "
+                             "the tile reduce: fused_reduce / balanced are not implemented for it")
         if num_splits is None or num_splits == "auto":  # the work list's size: one wave (choose_num_splits' rule)
             target = max(1, (CTAS_PER_SM_TARGET * device_sm_count(self.device)) // self.num_head_groups)
         else:  # an explicit num_splits = the mean splits per element
@@ -392,7 +399,7 @@ class TritonDecodePlan:
         if self.work is None:
             self.work = self.counters  # never read without WORK_LIST
         self.grid = ((self.num_head_groups, self.work_items, 1) if self.balanced
-                     else (self.num_head_groups, self.num_splits, self.batch_size))
+                     else (self.num_head_groups, self.num_splits // self.partials_per_program, self.batch_size))
         self.reduce_hp = num_heads if num_heads <= 16 else 16
         self.reduce_grid = (total_q, num_heads // self.reduce_hp)
         if self.variant.tile_reduce:  # one (query, head, d-block) per program, all splits in one tile
@@ -406,7 +413,7 @@ class TritonDecodePlan:
                       FUSED_REDUCE=self.fused_reduce and self.num_splits > 1, PARTIAL_BF16=self.partial_bf16,
                       num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
         if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
-            self.kernel = mla_decode_gluon_sm90_kernel
+            self.kernel = mla_decode_gluon_sm90_ws_kernel if self.variant.gluon_ws else mla_decode_gluon_sm90_kernel
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}

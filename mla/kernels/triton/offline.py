@@ -108,13 +108,15 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
             raise ValueError(f"variant {variant!r} (Gluon) takes kv_format {v.gluon_kv!r}, got {kv_format!r}")
         from triton.experimental.gluon._runtime import GluonASTSource
 
-        from .gluon_sm90 import mla_decode_gluon_sm90_kernel
+        from .gluon_sm90 import mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
-                          SINGLE_PASS=num_splits == 1, KV_FORMAT=KV_FORMAT_CODE[kv_format],
+                          SINGLE_PASS=num_splits == 1 and not v.gluon_ws,  # (ws: two partials per program)
+                          KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
-        fn, signature = mla_decode_gluon_sm90_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        fn = mla_decode_gluon_sm90_ws_kernel if v.gluon_ws else mla_decode_gluon_sm90_kernel
+        signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         source_cls = GluonASTSource
         options.update(gluon_launch_options(v))
     elif kernel == "split" and v.family == "swapab":

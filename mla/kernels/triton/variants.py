@@ -51,6 +51,7 @@ class Variant:
     gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
     gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
     gluon_warpgroups: int = 1  # gluon: 2 = two warpgroups (num_warps 8) split QK's rows and PV's output dims
+    gluon_ws: int = 0  # gluon (MXFP4): warp-specialized, a decoder partition + 2 consumers, N decoded K tiles in a ring
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -359,6 +360,16 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
             gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
             gluon_pv_promote=1, gluon_v_cf=True, gluon_warpgroups=2),
+    # rounds 22-23's reading (docs/notes-triton.md): at a fixed warp count the time follows the
+    # instruction count of the one stream that both decodes and runs the fp8 loop; so take the decode
+    # out of that stream. One CTA per SM = 3 partitions (12 warps, maxnreg 168): two consumers running
+    # v116's loop on alternate tiles (8 warps per SM, as v116's 2 CTAs) and a decoder (4 warps, 40
+    # registers) filling a ring of decoded tiles; mbarriers between them; each consumer its own partial
+    Variant("v127_n64_w4_s2_gl_mx_ws3", 64, 4, 2, 0, "MXFP4 warp-specialized: a decoder partition fills a "
+            "3-slot ring of e4m3 K tiles for two consumer partitions running v116's loop on alternate tiles",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
+            gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=168),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -474,7 +485,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_lazy_sum": "LAZY_SUM", "gluon_lazy_rescale": "LAZY_RESCALE", "gluon_pv_fp8": "PV_FP8",
                     "gluon_qk_cat": "QK_CAT", "gluon_pv_promote": "PV_PROMOTE", "gluon_v_cf": "V_CF",
                     "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN",
-                    "gluon_warpgroups": "WARPGROUPS"}
+                    "gluon_warpgroups": "WARPGROUPS",
+                    "gluon_ws": "WS_SLOTS"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
