@@ -711,7 +711,7 @@ if gl is not None:
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
-        num_warps: gl.constexpr = 4,
+        WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -1195,10 +1195,8 @@ if gl is not None:
     # maxnreg x 12 warps x 32 = 4 warps x 32 x (default + 232 + 40); maxnreg 168 -> the default 232)
     # the partitions take no constexpr arguments (an int passed through warp_specialize arrives as a
     # tensor): the query rows and the packed ring's depth are fixed here, the kernel asserts them
+    # (the packed ring's depth is read from its buffer's shape instead: a memdesc shape stays constant)
     _WS_R: gl.constexpr = gl.constexpr(16)
-    _WS_STAGES: gl.constexpr = gl.constexpr(2)
-    WS_CONSUMER_REGS: gl.constexpr = gl.constexpr(232)
-    WS_DECODER_REGS: gl.constexpr = gl.constexpr(40)
     # the partitions' layouts (module constants: a layout built inside a jit helper gets tuples where
     # the builder wants lists); R = 16 query rows, 4 warps per partition
     _WS_S: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 32])
@@ -1246,23 +1244,26 @@ if gl is not None:
         rope_blk: gl.constexpr = _WS_CP_ROPE
         dec: gl.constexpr = _WS_DEC
         dec_rope: gl.constexpr = _WS_DEC_ROPE
-        for i in gl.static_range(_WS_STAGES - 1):
+        STAGES_: gl.constexpr = mx_rope.shape[0]
+        for i in gl.static_range(STAGES_ - 1):
             _ws_issue_packed(kv_ptr, kv_start, start + i * 64, end, stride_kv_tok, i, mx_lat, mx_rope, cp_lat, rope_blk)
+        if STAGES_ >= 3:  # (v128) the scales travel one tile ahead: a load in the tile's own iteration waited
+            n_s0, n_s1, n_s2, n_s3, n_sr = _ws_load_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, dec, dec_rope)
         for j in range(0, n_tiles):
             n0 = start + j * 64
-            _ws_issue_packed(kv_ptr, kv_start, n0 + (_WS_STAGES - 1) * 64, end, stride_kv_tok, (j + _WS_STAGES - 1) % _WS_STAGES,
+            _ws_issue_packed(kv_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_kv_tok, (j + STAGES_ - 1) % STAGES_,
                              mx_lat, mx_rope, cp_lat, rope_blk)
-            # this tile's scales while its bytes land
-            s0 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 0, 64, gl.SliceLayout(2, dec), False)
-            s1 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 4, 64, gl.SliceLayout(2, dec), False)
-            s2 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 8, 64, gl.SliceLayout(2, dec), False)
-            s3 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 12, 64, gl.SliceLayout(2, dec), False)
-            sr = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 2, 16, 64, gl.SliceLayout(2, dec_rope), False)
-            async_copy.wait_group(_WS_STAGES - 1)
+            if STAGES_ >= 3:
+                s0, s1, s2, s3, sr = n_s0, n_s1, n_s2, n_s3, n_sr
+                n_s0, n_s1, n_s2, n_s3, n_sr = _ws_load_scales(kv_aux_ptr, kv_start, n0 + 64, end, stride_sc_tok, dec,
+                                                               dec_rope)
+            else:  # (v127) this tile's scales while its bytes land
+                s0, s1, s2, s3, sr = _ws_load_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec, dec_rope)
+            async_copy.wait_group(STAGES_ - 1)
             _cta_barrier()  # (partition-local) every decoder thread's copies of tile j have landed
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
-            stage = j % _WS_STAGES
+            stage = j % STAGES_
             _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec)
             _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec)
             _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec)
@@ -1273,6 +1274,16 @@ if gl is not None:
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring stage) done
             mbarrier.arrive(full.index(slot), count=1)
         async_copy.wait_group(0)
+
+    @gluon.jit
+    def _ws_load_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec: gl.constexpr, dec_rope: gl.constexpr):
+        """The E8M0 bytes of one tile in the decode chunks' layouts: 4 x [64, 4] (latent) and [64, 2] (rope)."""
+        s0 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 0, 64, gl.SliceLayout(2, dec), False)
+        s1 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 4, 64, gl.SliceLayout(2, dec), False)
+        s2 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 8, 64, gl.SliceLayout(2, dec), False)
+        s3 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 12, 64, gl.SliceLayout(2, dec), False)
+        sr = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 2, 16, 64, gl.SliceLayout(2, dec_rope), False)
+        return s0, s1, s2, s3, sr
 
     @gluon.jit
     def _ws_issue_packed(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, cp_lat: gl.constexpr,
@@ -1428,7 +1439,7 @@ if gl is not None:
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
-        num_warps: gl.constexpr = 4,
+        WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's. num_splits counts partials: two per program (grid splits =
@@ -1438,8 +1449,8 @@ if gl is not None:
                          and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
                          "the warp-specialized consumers are v116's loop")
         gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
-        gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES == _WS_STAGES,
-                         "64-token tiles, 16 query rows, a 2-stage packed ring, 4-warp partitions")
+        gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
+                         "64-token tiles, 16 query rows, 4-warp partitions")
         R: gl.constexpr = BLOCK_M
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([64, 64], gl.float8e4nv)
@@ -1480,7 +1491,7 @@ if gl is not None:
                 k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
                 NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, BLOCK_M, STAGES, WS_SLOTS)  # (a local constexpr would be None here)
         gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
-                           [WS_CONSUMER_REGS, WS_DECODER_REGS])
+                           [WS_CONSUMER_REGS, WS_DECODER_REGS])  # (the default consumer: what maxnreg leaves)
 else:  # pragma: no cover
     mla_decode_gluon_sm90_kernel = mla_decode_gluon_sm90_ws_kernel = None
 

@@ -52,6 +52,8 @@ class Variant:
     gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
     gluon_warpgroups: int = 1  # gluon: 2 = two warpgroups (num_warps 8) split QK's rows and PV's output dims
     gluon_ws: int = 0  # gluon (MXFP4): warp-specialized, a decoder partition + 2 consumers, N decoded K tiles in a ring
+    gluon_ws_consumer_regs: int = 232  # gluon_ws: registers per thread of the worker consumer (the default gets the rest)
+    gluon_ws_decoder_regs: int = 40  # gluon_ws: registers per thread of the decoder partition
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -370,6 +372,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
             gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=168),
+    # gen3-r24: v127 523 us at bs256-kv8192 (v117 414), every check passed: the decoder (one warp per
+    # scheduler) waited each tile on its scale loads, issued in the tile's own iteration, and on a
+    # packed ring one tile deep
+    Variant("v128_n64_w4_s3_gl_mx_ws3_sp", 64, 4, 3, 0, "v127 with a 3-stage packed ring and the scales loaded "
+            "one tile ahead (56 decoder registers, 224 per consumer)", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=168,
+            gluon_ws_consumer_regs=224, gluon_ws_decoder_regs=56),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -486,7 +496,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_qk_cat": "QK_CAT", "gluon_pv_promote": "PV_PROMOTE", "gluon_v_cf": "V_CF",
                     "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN",
                     "gluon_warpgroups": "WARPGROUPS",
-                    "gluon_ws": "WS_SLOTS"}
+                    "gluon_ws": "WS_SLOTS",
+                    "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
