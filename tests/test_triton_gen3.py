@@ -344,8 +344,8 @@ def test_offline_sm90_sass_of_the_two_warpgroup_kernel(variant):
 
 @pytest.mark.parametrize("variant", WS)
 def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
-    """WS_SLOTS (v127+): 12 warps = three 4-warp partitions with their own register counts (setmaxnreg:
-    232 for each consumer, 40 for the decoder), partition-local named barriers, mbarrier waits in every
+    """WS_SLOTS (v127+): 12 warps = three 4-warp partitions with their own register counts (setmaxnreg,
+    the variant's: v127 232 for each consumer, 40 for the decoder), partition-local named barriers, mbarrier waits in every
     loop; the consumers' loops are v116's (50 e4m3 QGMMA per tile, the 136 V^T transposes), the
     decoder's loop copies by cp.async and decodes by PRMT with no MMA; one CTA per SM in shared memory."""
     import collections
@@ -354,7 +354,8 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
     assert k.metadata["num_warps"] == 12
     assert k.metadata["shared"] + 1024 <= 228 * 1024, k.metadata["shared"]
     regs = set(re.findall(r"USETMAXREG\.\w+\.CTAPOOL (?:UP0, )?0x([0-9a-f]+)", sass))
-    assert {"e8", "28"} <= regs, regs  # 232 and 40
+    v = VARIANTS[variant]
+    assert {f"{v.gluon_ws_consumer_regs:x}", f"{v.gluon_ws_decoder_regs:x}"} <= regs, regs  # (v127: 232 and 40)
     # each partition syncs its own 128 threads on its own named barrier
     assert len(set(re.findall(r"BAR\.SYNC\.DEFER_BLOCKING 0x([0-9a-f]+), 0x80", sass))) >= 3
     from mla.analysis.isa import sass_functions
