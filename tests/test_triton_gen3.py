@@ -372,8 +372,8 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
     decoders = [c for c in loops if c["LDGSTS"] and not c["QGMMA"]]
     assert len(consumers) == 2 and len(decoders) == 1, loops
     for c in consumers:
-        # (at 232 registers triton 3.9 reloads 16 values per tile, 3.6 - the H200's - one)
-        assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 24, c
+        # (triton 3.9 spills 19 (v127, 232 registers) or 34 (v128, 224) per tile; 3.6 - the H200's - 2)
+        assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 40, c
     assert decoders[0]["PRMT"] >= 144 and decoders[0]["SYNCS"] >= 1, decoders[0]
 
 
