@@ -711,7 +711,8 @@ if gl is not None:
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
-        WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, num_warps: gl.constexpr = 4,
+        WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -1226,12 +1227,12 @@ if gl is not None:
         warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
 
     @gluon.jit
-    def _ws_decoder(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                    stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                    k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                    NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        """The decoder partition: packed tiles -> the e4m3 K ring, one MX block chunk at a time (4 blocks
-        of 64 tokens = 4 KB, 32 bytes a thread) so that it fits a small register budget."""
+    def _ws_decoder_body(PART: gl.constexpr, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok,
+                         num_splits, k_lat, k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS):
+        """A decoder partition: packed tiles -> the e4m3 K ring, one MX block chunk at a time (4 blocks of 64
+        tokens = 4 KB, 32 bytes a thread) so that it fits a small register budget. PART 2: the whole tile
+        (v127 / v128); 0 / 1: one of two decoders (v129): latent chunks 0-1 and the rope, or chunks 2-3,
+        each with its own copies of its part of the packed ring; both arrive on the slot's full barrier."""
         b = gl.program_id(2)
         split = gl.program_id(1)
         kv_start = gl.load(kv_indptr_ptr + b)
@@ -1240,68 +1241,111 @@ if gl is not None:
         start = split * chunk
         end = gl.minimum(start + chunk, kv_len)
         n_tiles = gl.cdiv(end - start, 64)
-        cp_lat: gl.constexpr = _WS_CP_LAT
-        rope_blk: gl.constexpr = _WS_CP_ROPE
         dec: gl.constexpr = _WS_DEC
         dec_rope: gl.constexpr = _WS_DEC_ROPE
+        LO: gl.constexpr = PART != 1  # chunks 0-1 and the rope
+        HI: gl.constexpr = PART != 0  # chunks 2-3
         STAGES_: gl.constexpr = mx_rope.shape[0]
         for i in gl.static_range(STAGES_ - 1):
-            _ws_issue_packed(kv_ptr, kv_start, start + i * 64, end, stride_kv_tok, i, mx_lat, mx_rope, cp_lat, rope_blk)
-        if STAGES_ >= 3:  # (v128) the scales travel one tile ahead: a load in the tile's own iteration waited
-            n_s0, n_s1, n_s2, n_s3, n_sr = _ws_load_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, dec, dec_rope)
+            _ws_issue_packed(kv_ptr, kv_start, start + i * 64, end, stride_kv_tok, i, mx_lat, mx_rope, LO, HI)
+        if STAGES_ >= 3:  # (v128+) the scales travel one tile ahead: a load in the tile's own iteration waited
+            if LO:
+                n_s0, n_s1, n_sr = _ws_scales_lo(kv_aux_ptr, kv_start, start, end, stride_sc_tok, dec, dec_rope)
+            if HI:
+                n_s2, n_s3 = _ws_scales_hi(kv_aux_ptr, kv_start, start, end, stride_sc_tok, dec)
         for j in range(0, n_tiles):
             n0 = start + j * 64
             _ws_issue_packed(kv_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_kv_tok, (j + STAGES_ - 1) % STAGES_,
-                             mx_lat, mx_rope, cp_lat, rope_blk)
+                             mx_lat, mx_rope, LO, HI)
             if STAGES_ >= 3:
-                s0, s1, s2, s3, sr = n_s0, n_s1, n_s2, n_s3, n_sr
-                n_s0, n_s1, n_s2, n_s3, n_sr = _ws_load_scales(kv_aux_ptr, kv_start, n0 + 64, end, stride_sc_tok, dec,
-                                                               dec_rope)
+                if LO:
+                    s0, s1, sr = n_s0, n_s1, n_sr
+                    n_s0, n_s1, n_sr = _ws_scales_lo(kv_aux_ptr, kv_start, n0 + 64, end, stride_sc_tok, dec, dec_rope)
+                if HI:
+                    s2, s3 = n_s2, n_s3
+                    n_s2, n_s3 = _ws_scales_hi(kv_aux_ptr, kv_start, n0 + 64, end, stride_sc_tok, dec)
             else:  # (v127) this tile's scales while its bytes land
-                s0, s1, s2, s3, sr = _ws_load_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec, dec_rope)
+                s0, s1, sr = _ws_scales_lo(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec, dec_rope)
+                s2, s3 = _ws_scales_hi(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec)
             async_copy.wait_group(STAGES_ - 1)
-            _cta_barrier()  # (partition-local) every decoder thread's copies of tile j have landed
+            _cta_barrier()  # (partition-local) every thread's copies of tile j have landed
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
             stage = j % STAGES_
-            _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec)
-            _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec)
-            _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec)
-            _ws_decode_chunk(mx_lat, stage, 3, s3, k_lat, slot, dec)
-            rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sr)  # [64, 2, 32]
-            k_rope.index(slot).store(gl.reshape(rope, [64, 64]))
+            if LO:
+                _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec)
+                _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec)
+            if HI:
+                _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec)
+                _ws_decode_chunk(mx_lat, stage, 3, s3, k_lat, slot, dec)
+            if LO:
+                rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sr)  # [64, 2, 32]
+                k_rope.index(slot).store(gl.reshape(rope, [64, 64]))
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring stage) done
             mbarrier.arrive(full.index(slot), count=1)
         async_copy.wait_group(0)
 
     @gluon.jit
-    def _ws_load_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec: gl.constexpr, dec_rope: gl.constexpr):
-        """The E8M0 bytes of one tile in the decode chunks' layouts: 4 x [64, 4] (latent) and [64, 2] (rope)."""
-        s0 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 0, 64, gl.SliceLayout(2, dec), False)
-        s1 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 4, 64, gl.SliceLayout(2, dec), False)
-        s2 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 8, 64, gl.SliceLayout(2, dec), False)
-        s3 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 12, 64, gl.SliceLayout(2, dec), False)
-        sr = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 2, 16, 64, gl.SliceLayout(2, dec_rope), False)
-        return s0, s1, s2, s3, sr
+    def _ws_decoder(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                    stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                    k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                    NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        _ws_decoder_body(2, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
+                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
 
     @gluon.jit
-    def _ws_issue_packed(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, cp_lat: gl.constexpr,
-                         rope_blk: gl.constexpr):
-        """cp.async of one packed tile: the latent bytes as 4 chunks [64 t, 64 B] into ring entries 4 stage ..
-        4 stage + 3, the rope bytes [64, 32]; tokens >= end zero-filled; one commit group."""
-        t = gl.arange(0, 64, layout=gl.SliceLayout(1, cp_lat))
-        col = gl.arange(0, 64, layout=gl.SliceLayout(0, cp_lat))
+    def _ws_decoder_lo(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                       stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                       k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                       NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        _ws_decoder_body(0, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
+                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
+
+    @gluon.jit
+    def _ws_decoder_hi(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
+                       stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
+                       k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
+                       NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+        _ws_decoder_body(1, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
+                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
+
+    @gluon.jit
+    def _ws_scales_lo(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec: gl.constexpr, dec_rope: gl.constexpr):
+        """The E8M0 bytes of one tile for chunks 0-1 ([64, 4] each, the decode's layout) and the rope ([64, 2])."""
+        s0 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 0, 64, gl.SliceLayout(2, dec), False)
+        s1 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 4, 64, gl.SliceLayout(2, dec), False)
+        sr = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 2, 16, 64, gl.SliceLayout(2, dec_rope), False)
+        return s0, s1, sr
+
+    @gluon.jit
+    def _ws_scales_hi(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec: gl.constexpr):
+        """The E8M0 bytes of one tile for chunks 2-3."""
+        s2 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 8, 64, gl.SliceLayout(2, dec), False)
+        s3 = _load_mx_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, 4, 12, 64, gl.SliceLayout(2, dec), False)
+        return s2, s3
+
+    @gluon.jit
+    def _ws_issue_packed(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, LO: gl.constexpr,
+                         HI: gl.constexpr):
+        """cp.async of one packed tile (LO: latent chunks 0-1 and the rope bytes [64, 32], HI: chunks 2-3), each
+        latent chunk [64 t, 64 B] into ring entry 4 stage + q; tokens >= end zero-filled; one commit group."""
+        t = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS_CP_LAT))
+        col = gl.arange(0, 64, layout=gl.SliceLayout(0, _WS_CP_LAT))
         pos = n0 + t
         ok = (pos < end)[:, None]
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
-        for q in gl.static_range(4):
-            _cp_async(mx_lat.index(stage * 4 + q), base + q * 64, mask=ok)
-        tr = gl.arange(0, 64, layout=gl.SliceLayout(1, rope_blk))
-        colr = gl.arange(0, 32, layout=gl.SliceLayout(0, rope_blk))
-        posr = n0 + tr
-        baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
-        _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
+        if LO:
+            _cp_async(mx_lat.index(stage * 4 + 0), base, mask=ok)
+            _cp_async(mx_lat.index(stage * 4 + 1), base + 64, mask=ok)
+            tr = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS_CP_ROPE))
+            colr = gl.arange(0, 32, layout=gl.SliceLayout(0, _WS_CP_ROPE))
+            posr = n0 + tr
+            baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
+            _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
+        if HI:
+            _cp_async(mx_lat.index(stage * 4 + 2), base + 128, mask=ok)
+            _cp_async(mx_lat.index(stage * 4 + 3), base + 192, mask=ok)
         async_copy.commit_group()
 
     @gluon.jit
@@ -1439,7 +1483,8 @@ if gl is not None:
         QK_CAT: gl.constexpr = False, PV_PROMOTE: gl.constexpr = 0, V_CF: gl.constexpr = False,
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
-        WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, num_warps: gl.constexpr = 4,
+        WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
+        num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's. num_splits counts partials: two per program (grid splits =
@@ -1474,7 +1519,7 @@ if gl is not None:
         full = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         empty = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         for i in gl.static_range(WS_SLOTS):
-            mbarrier.init(full.index(i), count=1)
+            mbarrier.init(full.index(i), count=WS_DECODERS)  # every decoder arrives on each tile
             mbarrier.init(empty.index(i), count=1)
         head_group = gl.program_id(0)
         b = gl.program_id(2)
@@ -1490,8 +1535,12 @@ if gl is not None:
                 stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
                 k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
                 NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, BLOCK_M, STAGES, WS_SLOTS)  # (a local constexpr would be None here)
-        gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
-                           [WS_CONSUMER_REGS, WS_DECODER_REGS])  # (the default consumer: what maxnreg leaves)
+        if WS_DECODERS == 1:  # (the default consumer gets what maxnreg leaves)
+            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
+                               [WS_CONSUMER_REGS, WS_DECODER_REGS])
+        else:
+            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder_lo, args),
+                                (_ws_decoder_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
 else:  # pragma: no cover
     mla_decode_gluon_sm90_kernel = mla_decode_gluon_sm90_ws_kernel = None
 

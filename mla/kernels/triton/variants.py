@@ -54,6 +54,7 @@ class Variant:
     gluon_ws: int = 0  # gluon (MXFP4): warp-specialized, a decoder partition + 2 consumers, N decoded K tiles in a ring
     gluon_ws_consumer_regs: int = 232  # gluon_ws: registers per thread of the worker consumer (the default gets the rest)
     gluon_ws_decoder_regs: int = 40  # gluon_ws: registers per thread of the decoder partition
+    gluon_ws_decoders: int = 1  # gluon_ws: decoder partitions (2: each decodes half of every tile)
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -380,6 +381,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True,
             gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=168,
             gluon_ws_consumer_regs=224, gluon_ws_decoder_regs=56),
+    # gen3-r25 / r25b: v128 488 us; PC samples: the consumers spent 40% of all samples waiting on the
+    # full barrier (the decoder's one warp per scheduler issues ~0.19 per cycle); the decoder rarely waited
+    Variant("v129_n64_w4_s3_gl_mx_ws3_d2", 64, 4, 3, 0, "v128 with two decoder partitions, each decoding half of "
+            "every tile (16 warps, maxnreg 128: 208 registers per consumer, 48 per decoder)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48,
+            gluon_ws_decoders=2),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -497,7 +506,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_cp_rows": "CP_ROWS", "gluon_mx_own": "MX_OWN",
                     "gluon_warpgroups": "WARPGROUPS",
                     "gluon_ws": "WS_SLOTS",
-                    "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS"}
+                    "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
+                    "gluon_ws_decoders": "WS_DECODERS"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
