@@ -1246,9 +1246,12 @@ if gl is not None:
         LO: gl.constexpr = PART != 1  # chunks 0-1 and the rope
         HI: gl.constexpr = PART != 0  # chunks 2-3
         STAGES_: gl.constexpr = mx_rope.shape[0]
+        # the scales travel one tile ahead with a 3-stage ring (v128) or two decoders (v129+); v127 loaded
+        # them in the tile's own iteration, and waited
+        AHEAD: gl.constexpr = STAGES_ >= 3 or PART != 2
         for i in gl.static_range(STAGES_ - 1):
             _ws_issue_packed(kv_ptr, kv_start, start + i * 64, end, stride_kv_tok, i, mx_lat, mx_rope, LO, HI)
-        if STAGES_ >= 3:  # (v128+) the scales travel one tile ahead: a load in the tile's own iteration waited
+        if AHEAD:
             if LO:
                 n_s0, n_s1, n_sr = _ws_scales_lo(kv_aux_ptr, kv_start, start, end, stride_sc_tok, dec, dec_rope)
             if HI:
@@ -1257,7 +1260,7 @@ if gl is not None:
             n0 = start + j * 64
             _ws_issue_packed(kv_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_kv_tok, (j + STAGES_ - 1) % STAGES_,
                              mx_lat, mx_rope, LO, HI)
-            if STAGES_ >= 3:
+            if AHEAD:
                 if LO:
                     s0, s1, sr = n_s0, n_s1, n_sr
                     n_s0, n_s1, n_sr = _ws_scales_lo(kv_aux_ptr, kv_start, n0 + 64, end, stride_sc_tok, dec, dec_rope)

@@ -389,6 +389,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48,
             gluon_ws_decoders=2),
+    # gen3-r26 / r26b: v129 390 us (v117 417 in the same run), issue 0.51 per scheduler; PC samples: the
+    # consumers wait on the full barrier 10% of the samples, the decoders on the empty one 5%
+    Variant("v130_n64_w4_s2_gl_mx_ws4_d2", 64, 4, 2, 0, "v129 with 4 decoded K tiles in the ring (the packed ring "
+            "back to 2 stages to fit: 207 KB)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
+            gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
