@@ -373,8 +373,9 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
     decoders = [c for c in loops if c["LDGSTS"] and not c["QGMMA"]]
     assert len(consumers) == 2 and len(decoders) == VARIANTS[variant].gluon_ws_decoders, loops
     for c in consumers:
-        # (triton 3.9 spills 19 (v127, 232 registers) or 34 (v128, 224) per tile; 3.6 - the H200's - 2)
-        assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 40, c
+        # (triton 3.9 spills 19 (v127, 232 registers), 34 (v128, 224) or 46 (v129, 208) values per tile, 3.6 -
+        # the H200's - at most 6: a spilled fragment set or accumulator would be 64 or more)
+        assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 48, c
     assert sum(d["PRMT"] for d in decoders) >= 144 and all(d["SYNCS"] >= 1 for d in decoders), decoders
 
 
