@@ -489,6 +489,33 @@ def test_balanced_default_rule_follows_round_18():
 
 
 @gpu
+def test_ws_default_rule_follows_rounds_27_28():
+    """The default MXFP4 call takes the warp-specialized kernel (HOPPER_WS_DEFAULT) exactly where rounds
+    27-28 measured it faster than v117: programs of >= 64 KV tiles at v117's split count (bs256-kv8192,
+    bs128-kv8192, bs256-kv4096), not the tie at bs64-kv8192 or the losses at bs256-kv1024 / bs32 / bs4;
+    never for fp8 or a ragged batch."""
+    from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, ws_by_default
+
+    def rule(bs, kv, fmt="mxfp4", lens=None):
+        ns = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+        return ws_by_default(fmt, lens or [kv] * bs, ns, 64)
+
+    assert [rule(256, 8192), rule(128, 8192), rule(256, 4096)] == [True, True, True]
+    assert not any(rule(bs, kv) for bs, kv in ((64, 8192), (256, 1024), (32, 8192), (4, 8192), (4, 1024)))
+    assert not rule(256, 8192, "fp8")
+    assert not rule(256, 8192, lens=[8192] * 255 + [100])
+
+
+@gpu
+def test_default_mxfp4_call_takes_the_warp_specialized_kernel_on_long_programs():
+    data = mla.generate_input(256, 1, 4096, seed=9, device="cuda")
+    plan = TritonDecodePlan(data, kv_format="mxfp4", graph=False)
+    assert plan.variant.gluon_ws and plan.config["variant"] == plan.variant.name
+    _checked(data, plan.variant.name, plan=plan)
+    small = TritonDecodePlan(mla.generate_input(4, 1, 1024, seed=9, device="cuda"), kv_format="mxfp4", graph=False)
+    assert not small.variant.gluon_ws
+
+
 @pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
 def test_default_call_balances_a_ragged_batch(kv_format):
     case = next(c for c in mla.problem.EXTENDED if c.name == "bs64-kv4077-q1-h16+ragged")

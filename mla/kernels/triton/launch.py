@@ -36,8 +36,9 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant,
-                       get_variant, gluon_constexprs, gluon_launch_options)
+from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
+                       MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
+                       gluon_launch_options)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -144,6 +145,17 @@ def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: i
         return False
     _, items = balanced_schedule(lens, block_n, target_items)
     return 2 <= max(s for _, _, s in items) <= BALANCED_DEFAULT_MAX_SPLITS
+
+
+def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
+    """Whether the default call swaps generation 3's MXFP4 kernel for the warp-specialized one
+    (HOPPER_WS_DEFAULT, variants.py): a uniform batch whose programs each run at least
+    HOPPER_WS_MIN_TILES KV tiles at the split count already chosen (gen3-r27 / r28)."""
+    lens = [int(n) for n in kv_lens]
+    if kv_format not in HOPPER_WS_DEFAULT or len(set(lens)) > 1:
+        return False
+    per_program = -(-lens[0] // num_splits)
+    return -(-per_program // block_n) >= HOPPER_WS_MIN_TILES
 
 
 def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int = MIN_SPLIT_TOKENS_TILE_REDUCE,
@@ -363,6 +375,9 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
+        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) and ws_by_default(
+                kv_format, self.kv_lens, self.num_splits, self.variant.block_n):
+            self.variant = get_variant(HOPPER_WS_DEFAULT[kv_format])  # (the same head groups, tiles and checks)
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
         self.partials_per_program = 2 if self.variant.gluon_ws else 1

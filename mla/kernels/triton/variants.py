@@ -458,6 +458,12 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # gen3-r14.csv: v116 / v117 (the V^T fragment loads without bank conflicts) below v113 / v114 on all 8
 # shapes (bs256-kv8192 317 vs 394 us, 419 vs 545; bs64-kv8192 99 vs 115, 117 vs 150), same rel_l2
 HOPPER_DEFAULT = {"fp8": "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
+# gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
+# count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
+# bs64-kv8192 (32) a tie, bs256-kv1024 / bs32-kv8192 (16) +14% / +10%, bs4-kv8192 +42%. The default call
+# takes it from 64 tiles per program (one CTA per SM, two partials each: it pays only on long programs)
+HOPPER_WS_DEFAULT = {"mxfp4": "v130_n64_w4_s2_gl_mx_ws4_d2"}
+HOPPER_WS_MIN_TILES = 64
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
