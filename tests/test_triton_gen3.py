@@ -377,6 +377,13 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
         # the H200's - at most 6: a spilled fragment set or accumulator would be 64 or more)
         assert c["QGMMA"] == 50 and c["SYNCS"] >= 1 and c["LDL"] + c["STL"] <= 48, c
     assert sum(d["PRMT"] for d in decoders) >= 144 and all(d["SYNCS"] >= 1 for d in decoders), decoders
+    # the static report's tile (isa.sass_ws_tile): each consumer loop at 1/2, every decoder loop at 1
+    from mla.analysis.isa import sass_ws_tile
+
+    tile = sass_ws_tile(sass)
+    assert tile.mix["wgmma"] == 50 and tile.mix["cp_async"] >= 9, tile.mix
+    assert tile.mix["instructions"] == pytest.approx(sum(sum(c.values()) for c in consumers) / 2
+                                                     + sum(sum(d.values()) for d in decoders), abs=1)
 
 
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------

@@ -476,17 +476,59 @@ def sass_hottest_loop(text: str, function: str | None = None) -> SassLoop | None
     inside = [(a, b) for a, b in edges if j <= a and b <= i]
     loop = SassLoop(function, body[j].addr, body[i].addr, inner_loops=len(inside) - 1,
                     other_loop_instructions=max((b - a + 1 for a, b in edges if (a, b) not in inside), default=0))
-    for ins in body[j:i + 1]:
+    _count_into(loop, body[j:i + 1])
+    return loop
+
+
+def _count_into(loop: SassLoop, instructions, weight: float = 1) -> None:
+    """Add ``weight`` x the static counts of ``instructions`` to ``loop``."""
+    for ins in instructions:
         for k in classify_sass(ins.op):
-            loop.mix[k] += 1
-        loop.alu_pipe += ins.op.split(".")[0] in SASS_ALU_PIPE
+            loop.mix[k] += weight
+        loop.alu_pipe += weight * (ins.op.split(".")[0] in SASS_ALU_PIPE)
         sm = sass_smem_bytes(ins.op)
         if sm:
             if sm[0] == "read":
-                loop.smem_read_bytes += sm[1]
+                loop.smem_read_bytes += weight * sm[1]
             else:
-                loop.smem_write_bytes += sm[1]
-        loop.wgmma_smem_bytes += sass_wgmma_smem_bytes(ins.op, ins.operands)
+                loop.smem_write_bytes += weight * sm[1]
+        loop.wgmma_smem_bytes += weight * sass_wgmma_smem_bytes(ins.op, ins.operands)
+
+
+def sass_ws_tile(text: str, function: str | None = None) -> SassLoop | None:
+    """One KV tile of a warp-specialized generation-3 kernel (gluon_ws: two consumer partitions taking
+    alternate tiles, one or two decoder partitions each touching every tile) as a single "trip": the
+    tile loops are the innermost backward branches holding no EXIT / setmaxnreg (a partition's whole
+    region holds those); each consumer loop counts 1/2 (it runs on half the tiles), each decoder loop 1.
+    Read the result per 4-warp partition: CTA warp-instructions per tile = 4 x loop instructions."""
+    funcs = sass_functions(text)
+    function = function or next(iter(funcs))
+    body = funcs[function]
+    index = {ins.addr: i for i, ins in enumerate(body)}
+    edges = []
+    for i, ins in enumerate(body):
+        t = _branch_target(ins)
+        if t is None or t >= ins.addr or t not in index:
+            continue
+        j = index[t]
+        ops = [x.op.split(".")[0] for x in body[j:i + 1]]
+        if not any(o in _END_OPS or o == "USETMAXREG" for o in ops):
+            edges.append((j, i))
+    tiles = [(a, b) for a, b in edges if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in edges)]
+    tiles = [(a, b) for a, b in tiles if b - a > 100]  # (not the mbarrier retry / idle spins)
+    consumers = [(a, b) for a, b in tiles if any("wgmma" in classify_sass(x.op) for x in body[a:b + 1])]
+    decoders = [(a, b) for a, b in tiles if (a, b) not in consumers]
+    if not consumers or not decoders:
+        return None
+    loop = SassLoop(function, body[min(a for a, _ in tiles)].addr, body[max(b for _, b in tiles)].addr,
+                    inner_loops=0, other_loop_instructions=0)
+    for a, b in consumers:
+        _count_into(loop, body[a:b + 1], 1 / len(consumers))
+    for a, b in decoders:
+        _count_into(loop, body[a:b + 1])
+    loop.mix = Counter({k: round(v, 1) for k, v in loop.mix.items()})
+    loop.alu_pipe, loop.smem_read_bytes, loop.smem_write_bytes, loop.wgmma_smem_bytes = (
+        round(loop.alu_pipe, 1), round(loop.smem_read_bytes), round(loop.smem_write_bytes), round(loop.wgmma_smem_bytes))
     return loop
 
 
@@ -505,7 +547,8 @@ SM90_LOOP_COLUMNS = {
     "loop_smem_read_bytes": "LDS + LDSM bytes one warp reads in one trip (lane width x 32; LDSM .xN x 128 B)",
     "loop_smem_write_bytes": "STS + STSM + LDGSTS bytes one warp writes to shared memory in one trip",
     "loop_wgmma_smem_bytes": "shared-memory operand bytes of the trip's warpgroup MMAs, per warpgroup",
-    "warp_instr_per_token": "CTA-wide warp-instructions per KV token: loop instructions x num_warps / block_n",
+    "warp_instr_per_token": "CTA-wide warp-instructions per KV token: loop instructions x num_warps / block_n "
+                            "(a warp-specialized kernel: its tile loops summed per 4-warp partition, x 4: sass_ws_tile)",
     "smem_bytes_per_token": "CTA-wide LDS/LDSM/STS/STSM/LDGSTS bytes per KV token: "
                             "(read + write) x num_warps / block_n",
     "smem_read_bytes_per_token": "the read part (LDS + LDSM) of smem_bytes_per_token",

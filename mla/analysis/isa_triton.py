@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from .isa import (AMD_MIX_KEYS, NV_MIX_KEYS, parse_amdgpu_asm, parse_ptx, parse_ptxas_info, parse_sass,
-                  sass_hottest_loop, sm90_loop_row)
+                  sass_hottest_loop, sass_ws_tile, sm90_loop_row)
 
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns when unset; keep its default
 # Triton resets kpack=2 to 1 on gfx950 (deprecated there) and warns once per compile; the sweep
@@ -190,7 +190,11 @@ def _rows_for(target: str, variant: str, kv_format: str, options: dict) -> list[
                 raise RuntimeError(f"{variant}/{kv_format}: no SASS (cuobjdump missing or the cubin is empty)")
             # the SASS is per warp; the per-token columns scale by the CTA's warps and the trip's tokens
             v = _variant(variant)
-            row.update(sm90_loop_row(sass_hottest_loop(sass), int(item["num_warps"] or v.num_warps), v.block_n))
+            if getattr(v, "gluon_ws", 0):  # warp-specialized: one tile over the partitions, per 4-warp partition
+                row.update(sm90_loop_row(sass_ws_tile(sass), 4, v.block_n))
+                row["num_warps"] = int(item["num_warps"] or 0)
+            else:
+                row.update(sm90_loop_row(sass_hottest_loop(sass), int(item["num_warps"] or v.num_warps), v.block_n))
             rows.append(row)
     return rows
 
