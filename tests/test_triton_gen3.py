@@ -495,7 +495,6 @@ def test_balanced_default_rule_follows_round_18():
     assert not balanced_by_default(VARIANTS["v75_n64_w4_s3_sab_pvs_c2"], bs64.kv_lens, 64, target)  # gen 2's rule
 
 
-@gpu
 def test_ws_default_rule_follows_rounds_27_28():
     """The default MXFP4 call takes the warp-specialized kernel (HOPPER_WS_DEFAULT) exactly where rounds
     27-28 measured it faster than v117: programs of >= 64 KV tiles at v117's split count (bs256-kv8192,
@@ -523,6 +522,7 @@ def test_default_mxfp4_call_takes_the_warp_specialized_kernel_on_long_programs()
     assert not small.variant.gluon_ws
 
 
+@gpu
 @pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
 def test_default_call_balances_a_ragged_batch(kv_format):
     case = next(c for c in mla.problem.EXTENDED if c.name == "bs64-kv4077-q1-h16+ragged")
