@@ -171,13 +171,15 @@ STATIC_COLUMNS = ("sass_wgmma", "warp_instr_per_token", "smem_bytes_per_token", 
 
 def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable[P.Case] = P.LEADERBOARD,
                     read_gbs: float | None = None, model: IssueModel = SM90_ISSUE,
-                    head_groups: int = 1) -> pd.DataFrame | None:
+                    head_groups: int = 1, compiler: str | None = None) -> pd.DataFrame | None:
     """Per (case, kv_format) for the variant ``variants[kv_format]``: the memory floor at
     ``read_gbs``, the issue floor (token visits x warp-instructions per token / (SMs x issue
     rate)), the shared-memory floor (token visits x smem bytes per token / (SMs x 128 B/clk)) and
     the ALU-pipe floor (token visits x ALU-pipe warp-instructions per token / (SMs x 2 per clock);
     per token = the loop's ``loop_alu_pipe_instructions`` x ``num_warps`` / ``block_n``).
     A token visit is one KV token streamed by one program (``head_groups`` programs per token).
+    ``compiler`` (e.g. "triton 3.6.0", the measured rows' triton): prefer that compiler's rows where the
+    static tables have the variant (data/static/sm90 holds one table per triton version).
     Columns absent from ``static`` give NaN floors (the ISA report may not have them yet); None
     when ``static`` is None."""
     if static is None:
@@ -191,6 +193,8 @@ def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable
     rows = []
     for f, v in variants.items():
         hit = st[(st["variant"] == v) & (st["kv_format"] == f)]
+        if compiler and "compiler" in hit and (hit["compiler"] == compiler).any():
+            hit = hit[hit["compiler"] == compiler]
         # the first row that has the column (data/static/sm90 holds one table per compiler; an older
         # table may lack a newer column)
         vals = {c: float(pd.to_numeric(hit[c], errors="coerce").dropna().iloc[0])
