@@ -268,6 +268,19 @@ def test_static_ceilings_turn_per_token_counts_into_floors_and_degrade_without_t
     assert roofline.static_ceilings(None, {"fp8": "vX"}) is None
 
 
+def test_static_ceilings_prefer_the_named_compilers_table():
+    """data/static/sm90 holds one table per triton version: the measured rows' triton wins where it has the
+    variant, the first table otherwise."""
+    row = dict(variant="vX", kv_format="fp8", kernel="split", smem_bytes_per_token=6600.0, loop_alu_pipe_instructions=624,
+               num_warps=4, block_n=64)
+    st = pd.DataFrame([dict(row, compiler="triton 3.6.0", warp_instr_per_token=42.0),
+                       dict(row, compiler="triton 3.9.0", warp_instr_per_token=40.0)])
+    c = P.case_from_name("bs256-kv8192-q1-h16")
+    pick = lambda comp: roofline.static_ceilings(st, {"fp8": "vX"}, [c], compiler=comp).warp_instr_per_token.iloc[0]  # noqa: E731
+    assert pick("triton 3.9.0") == 40.0 and pick("triton 3.6.0") == 42.0
+    assert pick(None) == 42.0 and pick("triton 3.1.0") == 42.0  # (no such table: the first one)
+
+
 def test_absorption_is_exact_and_mxfp4_walkthrough_matches_the_encoder():
     ab = teaching.absorption_check()
     assert ab["max_abs_diff"] < 1e-10 and ab["q_width"] == 576 and ab["v_width"] == 512
