@@ -1232,20 +1232,15 @@ if gl is not None:
         warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
 
     @gluon.jit
-    def _ws_decoder_body(PART: gl.constexpr, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok,
-                         num_splits, k_lat, k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS):
+    def _ws_decoder_body(PART: gl.constexpr, ptrs, ints, bufs):
         """A decoder partition: packed tiles -> the e4m3 K ring, one MX block chunk at a time (4 blocks of 64
         tokens = 4 KB, 32 bytes a thread) so that it fits a small register budget. PART 2: the whole tile
         (v127 / v128); 0 / 1: one of two decoders (v129): latent chunks 0-1 and the rope, or chunks 2-3,
         each with its own copies of its part of the packed ring; both arrive on the slot's full barrier."""
-        b = gl.program_id(2)
-        split = gl.program_id(1)
-        kv_start = gl.load(kv_indptr_ptr + b)
-        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
-        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits // 2), 64) * 64
-        start = split * chunk
-        end = gl.minimum(start + chunk, kv_len)
-        n_tiles = gl.cdiv(end - start, 64)
+        kv_ptr, kv_aux_ptr, kv_indptr_ptr = ptrs[1], ptrs[2], ptrs[4]
+        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS = ints[2], ints[3], ints[5], ints[9]
+        k_lat, k_rope, mx_lat, mx_rope, full, empty = bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9]
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
         dec: gl.constexpr = _WS_DEC
         dec_rope: gl.constexpr = _WS_DEC_ROPE
         LO: gl.constexpr = PART != 1  # chunks 0-1 and the rope
@@ -1294,29 +1289,41 @@ if gl is not None:
             mbarrier.arrive(full.index(slot), count=1)
         async_copy.wait_group(0)
 
+    # the partitions (gl.warp_specialize: every worker takes the same arguments, none of them a constexpr
+    # int; the kernel passes three tuples: ptrs = (q, kv, kv_aux, qo_indptr, kv_indptr, part_o, part_lse),
+    # ints = (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS,
+    # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty))
     @gluon.jit
-    def _ws_decoder(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                    stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                    k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                    NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        _ws_decoder_body(2, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
-                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
+    def _ws_decoder(ptrs, ints, bufs):
+        _ws_decoder_body(2, ptrs, ints, bufs)
 
     @gluon.jit
-    def _ws_decoder_lo(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                       stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                       k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                       NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        _ws_decoder_body(0, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
-                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
+    def _ws_decoder_lo(ptrs, ints, bufs):
+        _ws_decoder_body(0, ptrs, ints, bufs)
 
     @gluon.jit
-    def _ws_decoder_hi(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                       stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                       k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                       NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        _ws_decoder_body(1, kv_ptr, kv_aux_ptr, kv_indptr_ptr, stride_kv_tok, stride_sc_tok, num_splits, k_lat,
-                         k_rope, mx_lat, mx_rope, full, empty, WS_SLOTS)
+    def _ws_decoder_hi(ptrs, ints, bufs):
+        _ws_decoder_body(1, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_consumer0(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_consumer1(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_program_range(kv_indptr_ptr, num_splits):
+        """This program's KV range (generation 1's split boundaries over num_splits / 2 programs per batch
+        element: num_splits counts the two consumers' partials): kv_start, kv_len, start, end, n_tiles."""
+        b = gl.program_id(2)
+        kv_start = gl.load(kv_indptr_ptr + b)
+        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits // 2), 64) * 64
+        start = gl.program_id(1) * chunk
+        end = gl.minimum(start + chunk, kv_len)
+        return kv_start, kv_len, start, end, gl.cdiv(end - start, 64)
 
     @gluon.jit
     def _ws_scales_lo(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, dec: gl.constexpr, dec_rope: gl.constexpr):
@@ -1366,22 +1373,18 @@ if gl is not None:
         k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
 
     @gluon.jit
-    def _ws_consumer(PARITY: gl.constexpr, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr,
-                     part_lse_ptr, stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                     k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                     NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
+    def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
         j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY)."""
+        qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr = ptrs[3], ptrs[4], ptrs[5], ptrs[6]
+        sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS = (ints[4], ints[5], ints[6], ints[7],
+                                                                               ints[8], ints[9])
+        k_lat, k_rope, q_hi, p8a, p8b, s1_smem, full, empty = (bufs[0], bufs[1], bufs[4], bufs[5], bufs[6], bufs[7],
+                                                              bufs[8], bufs[9])
         head_group = gl.program_id(0)
         split = gl.program_id(1)
-        b = gl.program_id(2)
-        q_start = gl.load(qo_indptr_ptr + b)
-        kv_start = gl.load(kv_indptr_ptr + b)
-        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
-        chunk = gl.cdiv(gl.cdiv(kv_len, num_splits // 2), 64) * 64
-        start = split * chunk
-        end = gl.minimum(start + chunk, kv_len)
-        n_tiles = gl.cdiv(end - start, 64)
+        q_start = gl.load(qo_indptr_ptr + gl.program_id(2))
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
         ROWS = Q_SEQ_LEN * HEADS_PER_PROG
         s_layout: gl.constexpr = _WS_S  # (= the PV accumulator's: m64nRk32)
         s2_layout: gl.constexpr = _WS_S2
@@ -1458,26 +1461,6 @@ if gl is not None:
         gl.store(ptr, o, mask=row_ok[:, None])
 
     @gluon.jit
-    def _ws_consumer0(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                      stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                      k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                      NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        _ws_consumer(0, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, k_lat, k_rope,
-                     mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R,
-                     STAGES, WS_SLOTS)
-
-    @gluon.jit
-    def _ws_consumer1(q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                      stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                      k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                      NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R, STAGES, WS_SLOTS):
-        _ws_consumer(1, q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                     stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, k_lat, k_rope,
-                     mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, R,
-                     STAGES, WS_SLOTS)
-
-    @gluon.jit
     def mla_decode_gluon_sm90_ws_kernel(
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
@@ -1539,10 +1522,10 @@ if gl is not None:
         s1_smem.store(s1)
         fence_async_shared()  # Q terms (generic stores) before the consumers' wgmma reads them
         _cta_barrier()
-        args = (q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr,
-                stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits,
-                k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty,
-                NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, BLOCK_M, STAGES, WS_SLOTS)  # (a local constexpr would be None here)
+        args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr),
+                (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
+                 HEADS_PER_PROG, WS_SLOTS),  # (these arrive as run-time values in the partitions)
+                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty))
         if WS_DECODERS == 1:  # (the default consumer gets what maxnreg leaves)
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
                                [WS_CONSUMER_REGS, WS_DECODER_REGS])
