@@ -1231,6 +1231,34 @@ if gl is not None:
         lane_bases=[[0, 1, 0], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
         warp_bases=[[16, 0, 0], [32, 0, 0]], block_bases=[], shape=[64, 2, 16])
 
+    # WS_HALVES (v131+): decoder P owns latent blocks 8P .. 8P + 7 (packed bytes 128 P .. 128 P + 127) of every
+    # token and the rope of tokens 32 P .. 32 P + 31, copied by one cp.async each into its own ring entries;
+    # the scale bytes come through the ring too ([64 t, 8]: its 8 latent blocks; [32 t, 4]: bytes 16..19 = the
+    # rope's two + padding)
+    _WS2_CP_LAT: gl.constexpr = gl.BlockedLayout([1, 16], [4, 8], [4, 1], [1, 0])  # [64 t, 128 B], 4 copies a thread
+    _WS2_CP_ROPE: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0])  # [32 t, 32 B], 8-byte copies
+    _WS2_CP_SC: gl.constexpr = gl.BlockedLayout([1, 4], [16, 2], [4, 1], [1, 0])  # [64 t, 8 B], 4-byte copies
+    _WS2_CP_SCR: gl.constexpr = gl.BlockedLayout([1, 4], [32, 1], [1, 4], [1, 0])  # [32 t, 4 B] (warps replicate)
+    # decode: [64 t, 8 blk, 16 B]; a quarter warp = 8 consecutive tokens of one block (the ring's 16-byte
+    # units are swizzled by t & 7: conflict-free), each thread 4 whole blocks
+    _WS2_DEC: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [32, 0, 0], [0, 4, 0]],
+        lane_bases=[[1, 0, 0], [2, 0, 0], [4, 0, 0], [0, 1, 0], [0, 2, 0]],
+        warp_bases=[[8, 0, 0], [16, 0, 0]], block_bases=[], shape=[64, 8, 16])
+    _WS2_DEC_2D: gl.constexpr = gl.DistributedLinearLayout(  # _WS2_DEC over [64 t, 128 B]
+        reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [32, 0], [0, 64]],
+        lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
+        warp_bases=[[8, 0], [16, 0]], block_bases=[], shape=[64, 128])
+    # the rope: [32 t, 2 blk, 16 B], half a block (8 bytes) a thread
+    _WS2_DEC_ROPE: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4]],
+        lane_bases=[[0, 0, 8], [1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0]],
+        warp_bases=[[16, 0, 0], [0, 1, 0]], block_bases=[], shape=[32, 2, 16])
+    _WS2_DEC_ROPE_2D: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 1], [0, 2], [0, 4]],
+        lane_bases=[[0, 8], [1, 0], [2, 0], [4, 0], [8, 0]],
+        warp_bases=[[16, 0], [0, 16]], block_bases=[], shape=[32, 32])
+
     @gluon.jit
     def _ws_decoder_body(PART: gl.constexpr, ptrs, ints, bufs):
         """A decoder partition: packed tiles -> the e4m3 K ring, one MX block chunk at a time (4 blocks of 64
@@ -1289,10 +1317,95 @@ if gl is not None:
             mbarrier.arrive(full.index(slot), count=1)
         async_copy.wait_group(0)
 
+    @gluon.jit
+    def _ws_halves_body(PART: gl.constexpr, ptrs, ints, bufs):
+        """A WS_HALVES decoder partition (v131+): its half of every tile (latent blocks 8 PART .. 8 PART + 7 of
+        the 64 tokens, the rope of tokens 32 PART ..) copied with its scale bytes by three cp.async ops into
+        its own ring entries and decoded by one op each: no scale loads through registers (v129 / v130
+        moved each prefetched scale byte at the end of the iteration that loaded it, and waited for it),
+        no per-chunk barriers, the copies' addresses computed once (a tile adds a scalar)."""
+        kv_ptr, kv_aux_ptr, kv_indptr_ptr = ptrs[1], ptrs[2], ptrs[4]
+        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS = ints[2], ints[3], ints[5], ints[9]
+        k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr = (bufs[0], bufs[1], bufs[2], bufs[3], bufs[8],
+                                                                     bufs[9], bufs[10], bufs[11])
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        STAGES_: gl.constexpr = mx_lat.shape[0] // 2
+        # loop-invariant offsets (int32: 64 rows x the row stride stays far below 2**31)
+        t_l = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS2_CP_LAT))
+        c_l = gl.arange(0, 128, layout=gl.SliceLayout(0, _WS2_CP_LAT))
+        off_lat = t_l[:, None] * stride_kv_tok + (128 * PART + c_l)[None, :]
+        t_r = gl.arange(0, 32, layout=gl.SliceLayout(1, _WS2_CP_ROPE)) + 32 * PART
+        c_r = gl.arange(0, 32, layout=gl.SliceLayout(0, _WS2_CP_ROPE))
+        off_rope = t_r[:, None] * stride_kv_tok + (256 + c_r)[None, :]
+        t_s = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS2_CP_SC))
+        off_sc = t_s[:, None] * stride_sc_tok + (8 * PART + gl.arange(0, 8, layout=gl.SliceLayout(0, _WS2_CP_SC)))[None, :]
+        t_q = gl.arange(0, 32, layout=gl.SliceLayout(1, _WS2_CP_SCR)) + 32 * PART
+        off_scr = t_q[:, None] * stride_sc_tok + (16 + gl.arange(0, 4, layout=gl.SliceLayout(0, _WS2_CP_SCR)))[None, :]
+        for i in gl.static_range(STAGES_ - 1):
+            _ws_issue_half(kv_ptr, kv_aux_ptr, kv_start, start + i * 64, end, stride_kv_tok, stride_sc_tok,
+                           off_lat, t_l, off_rope, t_r, off_sc, t_s, off_scr, t_q, i * 2 + PART, mx_lat, mx_rope, mx_sc, mx_scr)
+        for j in range(0, n_tiles):
+            n0 = start + j * 64
+            _ws_issue_half(kv_ptr, kv_aux_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_kv_tok, stride_sc_tok,
+                           off_lat, t_l, off_rope, t_r, off_sc, t_s, off_scr, t_q, ((j + STAGES_ - 1) % STAGES_) * 2 + PART,
+                           mx_lat, mx_rope, mx_sc, mx_scr)
+            async_copy.wait_group(STAGES_ - 1)
+            _cta_barrier()  # (partition-local) every thread's copies of tile j have landed
+            slot = j % WS_SLOTS
+            mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
+            e = (j % STAGES_) * 2 + PART
+            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
+            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
+            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
+            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
+            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
+            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
+            scr = mx_scr.index(e).slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
+            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
+            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
+            _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
+            mbarrier.arrive(full.index(slot), count=1)
+        async_copy.wait_group(0)
+
+    @gluon.jit
+    def _ws_issue_half(kv_ptr, kv_aux_ptr, kv_start, n0, end, stride_kv_tok, stride_sc_tok, off_lat, t_l, off_rope,
+                       t_r, off_sc, t_s, off_scr, t_q, e, mx_lat, mx_rope, mx_sc, mx_scr):
+        """cp.async of one decoder's half of the tile at n0 into ring entry e, one commit group. A whole tile
+        copies unmasked (a uniform branch); the program's last one zero-fills tokens >= end (their scale
+        byte 0 decodes to 0)."""
+        row0 = (kv_start + n0).to(gl.int64)
+        lim = end - n0
+        kv_base = kv_ptr + row0 * stride_kv_tok
+        # (the launcher checks the 4-byte alignment of the scale base and rows the copies rely on)
+        sc_base = kv_aux_ptr + row0 * stride_sc_tok
+        p_sc = gl.max_contiguous(gl.multiple_of(sc_base + off_sc, [4, 4]), [1, 4])
+        p_scr = gl.max_contiguous(gl.multiple_of(sc_base + off_scr, [4, 4]), [1, 4])
+        if lim >= 64:
+            _cp_async(mx_lat.index(e), kv_base + off_lat)
+            _cp_async(mx_rope.index(e), kv_base + off_rope)
+            _cp_async(mx_sc.index(e), p_sc)
+            _cp_async(mx_scr.index(e), p_scr)
+        else:
+            _cp_async(mx_lat.index(e), kv_base + off_lat, mask=(t_l < lim)[:, None])
+            _cp_async(mx_rope.index(e), kv_base + off_rope, mask=(t_r < lim)[:, None])
+            _cp_async(mx_sc.index(e), p_sc, mask=(t_s < lim)[:, None])
+            _cp_async(mx_scr.index(e), p_scr, mask=(t_q < lim)[:, None])
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _ws_halves_lo(ptrs, ints, bufs):
+        _ws_halves_body(0, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_halves_hi(ptrs, ints, bufs):
+        _ws_halves_body(1, ptrs, ints, bufs)
+
     # the partitions (gl.warp_specialize: every worker takes the same arguments, none of them a constexpr
     # int; the kernel passes three tuples: ptrs = (q, kv, kv_aux, qo_indptr, kv_indptr, part_o, part_lse),
     # ints = (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS,
-    # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty))
+    # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty,
+    # mx_sc, mx_scr (WS_HALVES' scale rings))
     @gluon.jit
     def _ws_decoder(ptrs, ints, bufs):
         _ws_decoder_body(2, ptrs, ints, bufs)
@@ -1475,7 +1588,7 @@ if gl is not None:
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
-        num_warps: gl.constexpr = 4,
+        WS_HALVES: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's. num_splits counts partials: two per program (grid splits =
@@ -1499,9 +1612,20 @@ if gl is not None:
         k_rope = gl.allocate_shared_memory(gl.float8e4nv, [WS_SLOTS, 64, 64], k_sl)
         # [stage x chunk, t, 64 B], swizzled as the K tile (16-byte unit ^ (t >> 1) & 3): the decode's 8
         # consecutive rows of one unit per quarter warp hit 8 distinct bank groups
-        mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=2, max_phase=4, order=[1, 0])
-        mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 4, 64, 64], mx_lat_sl)
-        mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, 64, 32], mx_sl)
+        if WS_HALVES:  # [stage x decoder, ...]: [64 t, 128 B] swizzled by t & 7 (16-byte units), the rope's 32 rows,
+            # the scale bytes [64 t, 16]
+            gl.static_assert(WS_DECODERS == 2, "WS_HALVES: two decoders, one half of every tile each")
+            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 128],
+                                               gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0]))
+            mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 32], mx_sl)
+            mx_sc = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 8], mx_sl)
+            mx_scr = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 4], mx_sl)
+        else:
+            mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=2, max_phase=4, order=[1, 0])
+            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 4, 64, 64], mx_lat_sl)
+            mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, 64, 32], mx_sl)
+            mx_sc = mx_rope  # (unused)
+            mx_scr = mx_rope
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, 2 * R, 64], q_sl)
         q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)
         p8a = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)  # consumer 0's P^T hi / lo
@@ -1525,8 +1649,11 @@ if gl is not None:
         args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
                  HEADS_PER_PROG, WS_SLOTS),  # (these arrive as run-time values in the partitions)
-                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty))
-        if WS_DECODERS == 1:  # (the default consumer gets what maxnreg leaves)
+                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr))
+        if WS_HALVES:
+            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_halves_lo, args),
+                                (_ws_halves_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+        elif WS_DECODERS == 1:  # (the default consumer gets what maxnreg leaves)
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_decoder, args)], [4, 4],
                                [WS_CONSUMER_REGS, WS_DECODER_REGS])
         else:

@@ -501,6 +501,11 @@ class TritonDecodePlan:
                              f"aligned bases and row strides (scale rows >= 20 bytes); got KV ptr % 4 = "
                              f"{kv.data_ptr() % 4}, stride {stride_kv}; scales ptr % 4 = {aux.data_ptr() % 4}, "
                              f"stride {stride_sc}")
+        if self.variant.gluon_ws_halves and (aux.data_ptr() % 4 or stride_sc % 4 or stride_sc < 20):
+            # WS_HALVES copies each token's scale bytes 8 P .. 8 P + 7 and 16..19 by 4-byte cp.async
+            raise ValueError(f"variant {self.variant.name!r} copies MXFP4 scale rows in 4-byte pieces (bytes 0..19); "
+                             f"needs a 4-byte aligned scale base and row stride >= 20; got ptr % 4 = "
+                             f"{aux.data_ptr() % 4}, stride {stride_sc}")
         if self.variant.family == "gluon" and (kv.data_ptr() % 16 or stride_kv % 16):
             # generation 3 copies the cache by 16-byte cp.async into swizzled shared memory
             raise ValueError(f"variant {self.variant.name!r} copies KV rows in 16-byte pieces; needs a 16-byte aligned "

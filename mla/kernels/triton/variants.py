@@ -55,6 +55,7 @@ class Variant:
     gluon_ws_consumer_regs: int = 232  # gluon_ws: registers per thread of the worker consumer (the default gets the rest)
     gluon_ws_decoder_regs: int = 40  # gluon_ws: registers per thread of the decoder partition
     gluon_ws_decoders: int = 1  # gluon_ws: decoder partitions (2: each decodes half of every tile)
+    gluon_ws_halves: bool = False  # gluon_ws (2 decoders): each copies its half with its scales by cp.async, decodes it in one op
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -396,6 +397,22 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
             gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2),
+    # gen3-r26b's PC samples: the decoder with the rope (5 blocks a thread, 378 instructions a tile) set the
+    # pace, and ~6% of its samples waited on a scale byte loaded in the same iteration (the one-tile-ahead
+    # register prefetch was undone by the loop's copy); ~45% of its instructions were address math,
+    # masks, and 5 barriers a tile. So: the scales through the ring, the halves equal, one op per copy
+    Variant("v131_n64_w4_s2_gl_mx_ws4_h", 64, 4, 2, 0, "v130 with equal decoder halves (8 latent blocks of every "
+            "token + the rope of 32 tokens each), the scale bytes copied by cp.async into the packed ring, one copy "
+            "and one decode op per half, the copies' addresses computed once", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
+            gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True,
+            gluon_ws=4, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2,
+            gluon_ws_halves=True),
+    Variant("v132_n64_w4_s3_gl_mx_ws3_h", 64, 4, 3, 0, "v131 with a 3-stage packed ring and 3 K slots (two tiles "
+            "of copies in flight)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True,
+            gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128,
+            gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -520,7 +537,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_warpgroups": "WARPGROUPS",
                     "gluon_ws": "WS_SLOTS",
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
-                    "gluon_ws_decoders": "WS_DECODERS"}
+                    "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
