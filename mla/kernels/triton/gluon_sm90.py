@@ -78,6 +78,7 @@ try:  # Gluon ships with triton >= 3.5; the CPU tests import this module without
     from triton.experimental.gluon.language.nvidia.ampere import async_copy
     from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
                                                                   warpgroup_mma_wait)
+    from triton.experimental.gluon.language.nvidia.hopper import tma
     GLUON_IMPORT_ERROR = None
 except Exception as exc:  # pragma: no cover - depends on the installed triton
     gluon = gl = async_copy = None
@@ -87,6 +88,7 @@ if gl is not None:
     # the names moved between triton 3.6 (the H200 image) and 3.9 (CI): resolve them once here
     _cp_async = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
     _cta_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
+    _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 
     @gluon.jit
     def _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, col0,
@@ -717,6 +719,7 @@ if gl is not None:
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
+        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -1394,6 +1397,80 @@ if gl is not None:
         async_copy.commit_group()
 
     @gluon.jit
+    def _ws_tma_body(PART: gl.constexpr, ptrs, ints, bufs):
+        """A WS_TMA decoder partition (v133+): WS_HALVES' half of every tile, its packed bytes by two TMA loads
+        ([64 t, 128 B] of the latent, [32 t, 32 B] of the rope; one thread issues them, the entry's mbarrier
+        counts the bytes) and only the scale bytes by cp.async: no per-copy address math or masks in the loop.
+        Rows past the program's end hold the next tokens of the cache (or TMA's zeros past its end): their
+        scale bytes, copied masked, are 0, so they decode to 0 as v131's zero-filled rows do."""
+        kv_aux_ptr, kv_indptr_ptr, lat_desc, rope_desc = ptrs[2], ptrs[4], ptrs[7], ptrs[8]
+        stride_sc_tok, num_splits, WS_SLOTS = ints[3], ints[5], ints[9]
+        k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr, ready = (
+            bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9], bufs[10], bufs[11], bufs[12])
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        STAGES_: gl.constexpr = mx_lat.shape[0] // 2
+        t_s = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS2_CP_SC))
+        off_sc = t_s[:, None] * stride_sc_tok + (8 * PART + gl.arange(0, 8, layout=gl.SliceLayout(0, _WS2_CP_SC)))[None, :]
+        t_q = gl.arange(0, 32, layout=gl.SliceLayout(1, _WS2_CP_SCR)) + 32 * PART
+        off_scr = t_q[:, None] * stride_sc_tok + (16 + gl.arange(0, 4, layout=gl.SliceLayout(0, _WS2_CP_SCR)))[None, :]
+        for i in gl.static_range(STAGES_ - 1):
+            _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, start + i * 64, end, stride_sc_tok, off_sc, t_s,
+                          off_scr, t_q, i * 2 + PART, PART, mx_lat, mx_rope, mx_sc, mx_scr, ready)
+        for j in range(0, n_tiles):
+            n0 = start + j * 64
+            _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_sc_tok, off_sc,
+                          t_s, off_scr, t_q, ((j + STAGES_ - 1) % STAGES_) * 2 + PART, PART, mx_lat, mx_rope, mx_sc,
+                          mx_scr, ready)
+            e = (j % STAGES_) * 2 + PART
+            async_copy.wait_group(STAGES_ - 1)
+            _cta_barrier()  # (partition-local) every thread's scale copies of tile j have landed
+            mbarrier.wait(ready.index(e), (j // STAGES_) & 1)  # and the tile's TMA bytes
+            slot = j % WS_SLOTS
+            mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
+            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
+            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
+            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
+            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
+            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
+            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
+            scr = mx_scr.index(e).slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
+            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
+            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads; and the
+            # entry's generic reads before its next TMA write
+            _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
+            mbarrier.arrive(full.index(slot), count=1)
+        async_copy.wait_group(0)
+
+    @gluon.jit
+    def _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, n0, end, stride_sc_tok, off_sc, t_s, off_scr, t_q,
+                      e, PART: gl.constexpr, mx_lat, mx_rope, mx_sc, mx_scr, ready):
+        """One decoder's half of the tile at n0 into ring entry e: the packed bytes by TMA (when the program
+        has that tile; the entry's barrier expects their bytes), the scale bytes by cp.async, masked to the
+        program's tokens (one commit group, possibly empty)."""
+        row = kv_start + n0
+        has = n0 < end
+        mbarrier.expect(ready.index(e), 64 * 128 + 32 * 32, pred=has)
+        _tma_load(lat_desc, [row, 128 * PART], ready.index(e), mx_lat.index(e), pred=has)
+        _tma_load(rope_desc, [row + 32 * PART, 256], ready.index(e), mx_rope.index(e), pred=has)
+        lim = end - n0
+        sc_base = kv_aux_ptr + row.to(gl.int64) * stride_sc_tok
+        # (the launcher checks the 4-byte alignment of the scale base and rows the copies rely on)
+        p_sc = gl.max_contiguous(gl.multiple_of(sc_base + off_sc, [4, 4]), [1, 4])
+        p_scr = gl.max_contiguous(gl.multiple_of(sc_base + off_scr, [4, 4]), [1, 4])
+        _cp_async(mx_sc.index(e), p_sc, mask=(t_s < lim)[:, None])
+        _cp_async(mx_scr.index(e), p_scr, mask=(t_q < lim)[:, None])
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _ws_tma_lo(ptrs, ints, bufs):
+        _ws_tma_body(0, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_tma_hi(ptrs, ints, bufs):
+        _ws_tma_body(1, ptrs, ints, bufs)
+
+    @gluon.jit
     def _ws_halves_lo(ptrs, ints, bufs):
         _ws_halves_body(0, ptrs, ints, bufs)
 
@@ -1402,10 +1479,11 @@ if gl is not None:
         _ws_halves_body(1, ptrs, ints, bufs)
 
     # the partitions (gl.warp_specialize: every worker takes the same arguments, none of them a constexpr
-    # int; the kernel passes three tuples: ptrs = (q, kv, kv_aux, qo_indptr, kv_indptr, part_o, part_lse),
+    # int; the kernel passes three tuples: ptrs = (q, kv, kv_aux, qo_indptr, kv_indptr, part_o, part_lse, the two
+    # TMA descriptors or None),
     # ints = (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS,
     # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty,
-    # mx_sc, mx_scr (WS_HALVES' scale rings))
+    # mx_sc, mx_scr (WS_HALVES' scale rings), ready (WS_TMA's per-entry barriers))
     @gluon.jit
     def _ws_decoder(ptrs, ints, bufs):
         _ws_decoder_body(2, ptrs, ints, bufs)
@@ -1578,7 +1656,7 @@ if gl is not None:
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
         stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, lat_desc, rope_desc,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 2, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
@@ -1588,10 +1666,10 @@ if gl is not None:
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
-        WS_HALVES: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
-        other generation-3 kernel's. num_splits counts partials: two per program (grid splits =
+        other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
         num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         gl.static_assert(KV_FORMAT == 2, "the warp-specialized kernel decodes MXFP4")
         gl.static_assert(QK_PAIRS and QK_CAT and PV_REG and EPI_NATURAL and LAZY_SUM and PV_FP8 and PV_PROMOTE == 1
@@ -1615,9 +1693,16 @@ if gl is not None:
         if WS_HALVES:  # [stage x decoder, ...]: [64 t, 128 B] swizzled by t & 7 (16-byte units), the rope's 32 rows,
             # the scale bytes [64 t, 16]
             gl.static_assert(WS_DECODERS == 2, "WS_HALVES: two decoders, one half of every tile each")
-            mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 128],
-                                               gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0]))
-            mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 32], mx_sl)
+            if WS_TMA:  # the descriptors' layouts: 128-byte swizzle = 16-byte unit ^ (t & 7), as below
+                mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 128], lat_desc.layout)
+                mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 32], rope_desc.layout)
+            else:
+                mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 128],
+                                                   gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0]))
+                mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 32], mx_sl)
+            ready = gl.allocate_shared_memory(gl.int64, [STAGES * 2, 1], mbarrier.MBarrierLayout())
+            for i in gl.static_range(STAGES * 2):
+                mbarrier.init(ready.index(i), count=1)
             mx_sc = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 8], mx_sl)
             mx_scr = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 4], mx_sl)
         else:
@@ -1626,6 +1711,7 @@ if gl is not None:
             mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES, 64, 32], mx_sl)
             mx_sc = mx_rope  # (unused)
             mx_scr = mx_rope
+            ready = mx_rope
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, 2 * R, 64], q_sl)
         q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)
         p8a = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)  # consumer 0's P^T hi / lo
@@ -1646,11 +1732,15 @@ if gl is not None:
         s1_smem.store(s1)
         fence_async_shared()  # Q terms (generic stores) before the consumers' wgmma reads them
         _cta_barrier()
-        args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr),
+        args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
                  HEADS_PER_PROG, WS_SLOTS),  # (these arrive as run-time values in the partitions)
-                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr))
-        if WS_HALVES:
+                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready))
+        if WS_TMA:
+            gl.static_assert(WS_HALVES, "WS_TMA is WS_HALVES with the packed bytes by TMA")
+            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_tma_lo, args),
+                                (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+        elif WS_HALVES:
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_halves_lo, args),
                                 (_ws_halves_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
         elif WS_DECODERS == 1:  # (the default consumer gets what maxnreg leaves)
@@ -1661,6 +1751,29 @@ if gl is not None:
                                 (_ws_decoder_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
 else:  # pragma: no cover
     mla_decode_gluon_sm90_kernel = mla_decode_gluon_sm90_ws_kernel = None
+
+
+# WS_TMA: the packed cache [total_kv, 288 B] as two TMA descriptors (the latent half [64 t, 128 B] at column
+# 128 P, the rope [32 t, 32 B] at column 256); the kernel's ring entries take the same layouts
+WS_TMA_BLOCKS = {"lat": [64, 128], "rope": [32, 32]}
+
+
+def ws_tma_layout(which: str):
+    return gl.NVMMASharedLayout.get_default_for(WS_TMA_BLOCKS[which], gl.uint8)
+
+
+def ws_tma_descriptors(packed, stride_kv: int) -> tuple:
+    """(lat_desc, rope_desc) of the MXFP4 cache ``packed`` (rows of 288 bytes, ``stride_kv`` apart)."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    shape = [packed.shape[0], 288]
+    return tuple(TensorDescriptor(packed, shape, [stride_kv, 1], WS_TMA_BLOCKS[w], ws_tma_layout(w))
+                 for w in ("lat", "rope"))
+
+
+def ws_tma_signature() -> dict:
+    """The descriptors' argument types for an offline compile (what the JIT derives from the objects)."""
+    return {f"{w}_desc": f"tensordesc<u8{WS_TMA_BLOCKS[w]},{ws_tma_layout(w)!r}>" for w in ("lat", "rope")}
 
 
 def gluon_unavailable_reason(device) -> str | None:

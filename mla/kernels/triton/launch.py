@@ -34,7 +34,8 @@ import triton
 from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
-from .gluon_sm90 import gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel
+from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
+                         ws_tma_descriptors)
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
@@ -514,7 +515,17 @@ class TritonDecodePlan:
         args = (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
                 self.num_splits)
-        return args + (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
+        args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
+        if self.variant.gluon_ws:  # + the packed cache's TMA descriptors (WS_TMA) or None
+            args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
+        return args
+
+    def _tma_descriptors(self, kv, stride_kv) -> tuple:
+        """WS_TMA's two descriptors of the packed cache, rebuilt only when its address or shape changes."""
+        key = (kv.data_ptr(), kv.shape[0], stride_kv)
+        if getattr(self, "_tma_key", None) != key:
+            self._tma_key, self._tma = key, ws_tma_descriptors(kv, stride_kv)
+        return self._tma
 
     def _launch_args(self, args: tuple) -> torch.Tensor:
         out = self.out

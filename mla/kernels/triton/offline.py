@@ -117,6 +117,11 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
         fn = mla_decode_gluon_sm90_ws_kernel if v.gluon_ws else mla_decode_gluon_sm90_kernel
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        if v.gluon_ws and v.gluon_ws_tma:  # the packed cache's TMA descriptors (None for the other ws kernels)
+            from .gluon_sm90 import ws_tma_signature
+            signature.update(ws_tma_signature())
+        elif v.gluon_ws:
+            constexprs.update(lat_desc=None, rope_desc=None)
         source_cls = GluonASTSource
         options.update(gluon_launch_options(v))
     elif kernel == "split" and v.family == "swapab":

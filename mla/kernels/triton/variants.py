@@ -56,6 +56,7 @@ class Variant:
     gluon_ws_decoder_regs: int = 40  # gluon_ws: registers per thread of the decoder partition
     gluon_ws_decoders: int = 1  # gluon_ws: decoder partitions (2: each decodes half of every tile)
     gluon_ws_halves: bool = False  # gluon_ws (2 decoders): each copies its half with its scales by cp.async, decodes it in one op
+    gluon_ws_tma: bool = False  # gluon_ws_halves: the packed bytes by TMA (one thread, the entry's mbarrier), scales by cp.async
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -413,6 +414,21 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128,
             gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True),
+    # gen3-r30: v131 486 us, v132 503 (v130 391 in the same run), every check passed. PC samples (r30-src): the
+    # consumers waited on full 41-46% of the time; the decoders stalled on their own copies - spill reloads of
+    # the loop-invariant copy offsets (48 registers) and the 4 cp.async a thread holding their address registers
+    # (long scoreboard on the next tile's address adds). So the packed bytes by TMA: nothing per copy per thread
+    Variant("v133_n64_w4_s2_gl_mx_ws4_tma", 64, 4, 2, 0, "v131 with each decoder's packed half (latent [64, 128 B], "
+            "rope [32, 32 B]) by two TMA loads on the ring entry's mbarrier; only the scale bytes by cp.async",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
+            gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128, gluon_ws_consumer_regs=208,
+            gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True),
+    Variant("v134_n64_w4_s3_gl_mx_ws3_tma", 64, 4, 3, 0, "v133 with a 3-stage packed ring and 3 K slots",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
+            gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128, gluon_ws_consumer_regs=208,
+            gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -537,7 +553,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_warpgroups": "WARPGROUPS",
                     "gluon_ws": "WS_SLOTS",
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
-                    "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES"}
+                    "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
+                    "gluon_ws_tma": "WS_TMA"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
