@@ -499,19 +499,19 @@ def test_balanced_default_rule_follows_round_18():
     assert not balanced_by_default(VARIANTS["v75_n64_w4_s3_sab_pvs_c2"], bs64.kv_lens, 64, target)  # gen 2's rule
 
 
-def test_ws_default_rule_follows_rounds_27_28():
-    """The default MXFP4 call takes the warp-specialized kernel (HOPPER_WS_DEFAULT) exactly where rounds
-    27-28 measured it faster than v117: programs of >= 64 KV tiles at v117's split count (bs256-kv8192,
-    bs128-kv8192, bs256-kv4096), not the tie at bs64-kv8192 or the losses at bs256-kv1024 / bs32 / bs4;
-    never for fp8 or a ragged batch."""
+def test_ws_default_rule_follows_rounds_27_31():
+    """The default MXFP4 call takes the warp-specialized kernel (HOPPER_WS_DEFAULT, v133 since round 31)
+    exactly where rounds 27-31 measured it faster than v117: programs of >= 32 KV tiles at v117's split
+    count (bs256-kv8192, bs128-kv8192, bs256-kv4096, bs64-kv8192), not the losses at 16 tiles
+    (bs256-kv1024, bs32-kv8192) or bs4; never for fp8 or a ragged batch."""
     from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, ws_by_default
 
     def rule(bs, kv, fmt="mxfp4", lens=None):
         ns = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
         return ws_by_default(fmt, lens or [kv] * bs, ns, 64)
 
-    assert [rule(256, 8192), rule(128, 8192), rule(256, 4096)] == [True, True, True]
-    assert not any(rule(bs, kv) for bs, kv in ((64, 8192), (256, 1024), (32, 8192), (4, 8192), (4, 1024)))
+    assert [rule(256, 8192), rule(128, 8192), rule(256, 4096), rule(64, 8192)] == [True] * 4
+    assert not any(rule(bs, kv) for bs, kv in ((256, 1024), (32, 8192), (4, 8192), (4, 1024)))
     assert not rule(256, 8192, "fp8")
     assert not rule(256, 8192, lens=[8192] * 255 + [100])
 

@@ -151,12 +151,22 @@ def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: i
 def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
     """Whether the default call swaps generation 3's MXFP4 kernel for the warp-specialized one
     (HOPPER_WS_DEFAULT, variants.py): a uniform batch whose programs each run at least
-    HOPPER_WS_MIN_TILES KV tiles at the split count already chosen (gen3-r27 / r28)."""
+    HOPPER_WS_MIN_TILES KV tiles at the split count already chosen (gen3-r27 / r28 / r31)."""
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_WS_DEFAULT or len(set(lens)) > 1:
         return False
     per_program = -(-lens[0] // num_splits)
     return -(-per_program // block_n) >= HOPPER_WS_MIN_TILES
+
+
+def ws_scales_fit(data, kv_format: str) -> bool:
+    """Whether the MXFP4 scale rows suit the warp-specialized default's 4-byte scale copies (WS_HALVES):
+    a 4-byte aligned base and row stride, rows of >= 20 bytes (the generator's 24 do); otherwise the
+    default keeps generation 3's other kernel, which reads the scales byte by byte."""
+    if kv_format != "mxfp4" or not get_variant(HOPPER_WS_DEFAULT[kv_format]).gluon_ws_halves:
+        return True
+    _, aux, _, stride_sc = _kv_tensors(data, kv_format)
+    return aux.data_ptr() % 4 == 0 and stride_sc % 4 == 0 and stride_sc >= 20
 
 
 def balanced_schedule(kv_lens, block_n: int, target_items: int, min_chunk: int = MIN_SPLIT_TOKENS_TILE_REDUCE,
@@ -377,7 +387,7 @@ class TritonDecodePlan:
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) and ws_by_default(
-                kv_format, self.kv_lens, self.num_splits, self.variant.block_n):
+                kv_format, self.kv_lens, self.num_splits, self.variant.block_n) and ws_scales_fit(data, kv_format):
             self.variant = get_variant(HOPPER_WS_DEFAULT[kv_format])  # (the same head groups, tiles and checks)
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)

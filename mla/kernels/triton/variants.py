@@ -429,6 +429,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
             gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=128, gluon_ws_consumer_regs=208,
             gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True),
+    # gen3-r31: v133 373 us (v130 393, v117 418 in the same run; fp8 v116 317), v134 377; v133 beats v117 from 32
+    # tiles per program (bs64-kv8192 111.8 vs 117.0) and loses at 16 (bs32-kv8192 70.0 vs 66.3). PC samples: the
+    # consumers wait on full 13-19%, decoder 0 on empty 12%, no spills
+    Variant("v135_n64_w4_s3_gl_mx_ws4_tma", 64, 4, 3, 0, "v133 with a 3-stage packed ring (two tiles of TMA in "
+            "flight) and still 4 K slots (225 KB of shared memory)", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
+            gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True,
+            gluon_ws_tma=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -494,9 +503,12 @@ HOPPER_DEFAULT = {"fp8": "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", "mxfp4": "v117_n
 # gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
 # count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
 # bs64-kv8192 (32) a tie, bs256-kv1024 / bs32-kv8192 (16) +14% / +10%, bs4-kv8192 +42%. The default call
-# takes it from 64 tiles per program (one CTA per SM, two partials each: it pays only on long programs)
-HOPPER_WS_DEFAULT = {"mxfp4": "v130_n64_w4_s2_gl_mx_ws4_d2"}
-HOPPER_WS_MIN_TILES = 64
+# takes it from 64 tiles per program (one CTA per SM, two partials each: it pays only on long programs).
+# gen3-r31: v133 (its decoders' packed halves by TMA) below v130 on every shape and below v117 from 32 tiles
+# per program: bs256-kv8192 373 vs 418 us, bs256-kv4096 199 vs 216, bs64-kv8192 (32) 111.8 vs 117.0; not at
+# 16 (bs32-kv8192 70.0 vs 66.3). So v133 from 32 tiles
+HOPPER_WS_DEFAULT = {"mxfp4": "v133_n64_w4_s2_gl_mx_ws4_tma"}
+HOPPER_WS_MIN_TILES = 32
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
