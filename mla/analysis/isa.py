@@ -497,9 +497,10 @@ def _count_into(loop: SassLoop, instructions, weight: float = 1) -> None:
 
 def sass_ws_tile(text: str, function: str | None = None) -> SassLoop | None:
     """One KV tile of a warp-specialized generation-3 kernel (gluon_ws: two consumer partitions taking
-    alternate tiles, one or two decoder partitions each touching every tile) as a single "trip": the
-    tile loops are the innermost backward branches holding no EXIT / setmaxnreg (a partition's whole
-    region holds those); each consumer loop counts 1/2 (it runs on half the tiles), each decoder loop 1.
+    alternate tiles, one or two decoder partitions each touching every tile, v136+ a one-warp loader) as a
+    single "trip": the tile loops are the innermost backward branches holding no EXIT / setmaxnreg (a
+    partition's whole region holds those); each consumer loop counts 1/2 (it runs on half the tiles), each
+    decoder loop 1, a loader loop (TMA, no PRMT) 1/4 (one warp against the others' four).
     Read the result per 4-warp partition: CTA warp-instructions per tile = 4 x loop instructions."""
     funcs = sass_functions(text)
     function = function or next(iter(funcs))
@@ -517,7 +518,11 @@ def sass_ws_tile(text: str, function: str | None = None) -> SassLoop | None:
     tiles = [(a, b) for a, b in edges if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in edges)]
     tiles = [(a, b) for a, b in tiles if b - a > 100]  # (not the mbarrier retry / idle spins)
     consumers = [(a, b) for a, b in tiles if any("wgmma" in classify_sass(x.op) for x in body[a:b + 1])]
-    decoders = [(a, b) for a, b in tiles if (a, b) not in consumers]
+    # a one-warp loader partition (WS_LOADER, v136): TMA issues and no decode (PRMT); its loop counts 1/4
+    loaders = [(a, b) for a, b in tiles if (a, b) not in consumers
+               and any(x.op.startswith("UTMALDG") for x in body[a:b + 1])
+               and not any(x.op.startswith("PRMT") for x in body[a:b + 1])]
+    decoders = [(a, b) for a, b in tiles if (a, b) not in consumers and (a, b) not in loaders]
     if not consumers or not decoders:
         return None
     loop = SassLoop(function, body[min(a for a, _ in tiles)].addr, body[max(b for _, b in tiles)].addr,
@@ -526,6 +531,8 @@ def sass_ws_tile(text: str, function: str | None = None) -> SassLoop | None:
         _count_into(loop, body[a:b + 1], 1 / len(consumers))
     for a, b in decoders:
         _count_into(loop, body[a:b + 1])
+    for a, b in loaders:
+        _count_into(loop, body[a:b + 1], 1 / 4)
     loop.mix = Counter({k: round(v, 1) for k, v in loop.mix.items()})
     loop.alu_pipe, loop.smem_read_bytes, loop.smem_write_bytes, loop.wgmma_smem_bytes = (
         round(loop.alu_pipe, 1), round(loop.smem_read_bytes), round(loop.smem_write_bytes), round(loop.wgmma_smem_bytes))

@@ -719,7 +719,7 @@ if gl is not None:
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
-        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False,
+        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -1252,6 +1252,9 @@ if gl is not None:
         reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [32, 0], [0, 64]],
         lane_bases=[[1, 0], [2, 0], [4, 0], [0, 16], [0, 32]],
         warp_bases=[[8, 0], [16, 0]], block_bases=[], shape=[64, 128])
+    # WS_LOADER (v136): one warp copies both halves (4-byte scale pieces: [64 t, 8 B] twice, [64 t, 4 B])
+    _WS3_CP_SC: gl.constexpr = gl.BlockedLayout([1, 4], [16, 2], [1, 1], [1, 0])
+    _WS3_CP_SCR: gl.constexpr = gl.BlockedLayout([1, 4], [32, 1], [1, 1], [1, 0])
     # the rope: [32 t, 2 blk, 16 B], half a block (8 bytes) a thread
     _WS2_DEC_ROPE: gl.constexpr = gl.DistributedLinearLayout(
         reg_bases=[[0, 0, 1], [0, 0, 2], [0, 0, 4]],
@@ -1463,6 +1466,79 @@ if gl is not None:
         async_copy.commit_group()
 
     @gluon.jit
+    def _ws_loader(ptrs, ints, bufs):
+        """The WS_LOADER partition (v136, one warp): both halves of every tile into ring entry (stage, half) -
+        four TMA loads and the scale bytes by cp.async, whose completion the stage's ready barrier also
+        tracks (cp.async.mbarrier.arrive, one arrival per lane) - once both decoders have freed the stage.
+        The decoders then only wait, decode and arrive: no copy, no commit group, no barrier for copies."""
+        kv_aux_ptr, kv_indptr_ptr, lat_desc, rope_desc = ptrs[2], ptrs[4], ptrs[7], ptrs[8]
+        stride_sc_tok, num_splits = ints[3], ints[5]
+        mx_lat, mx_rope, mx_sc, mx_scr, ready, free = bufs[2], bufs[3], bufs[10], bufs[11], bufs[12], bufs[13]
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        STAGES_: gl.constexpr = ready.shape[0]
+        t_s = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS3_CP_SC))
+        c_s = gl.arange(0, 8, layout=gl.SliceLayout(0, _WS3_CP_SC))
+        off_sc = t_s[:, None] * stride_sc_tok + c_s[None, :]
+        t_q = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS3_CP_SCR))
+        off_scr = t_q[:, None] * stride_sc_tok + (16 + gl.arange(0, 4, layout=gl.SliceLayout(0, _WS3_CP_SCR)))[None, :]
+        for j in range(0, n_tiles):
+            s = j % STAGES_
+            mbarrier.wait(free.index(s), ((j // STAGES_) & 1) ^ 1)  # both decoders are done with tile j - STAGES
+            n0 = start + j * 64
+            row = kv_start + n0
+            mbarrier.expect(ready.index(s), 2 * (64 * 128 + 32 * 32))
+            for h in gl.static_range(2):
+                _tma_load(lat_desc, [row, 128 * h], ready.index(s), mx_lat.index(2 * s + h))
+                _tma_load(rope_desc, [row + 32 * h, 256], ready.index(s), mx_rope.index(2 * s + h))
+            lim = end - n0
+            sc_base = kv_aux_ptr + row.to(gl.int64) * stride_sc_tok
+            # (the launcher checks the 4-byte alignment of the scale base and rows the copies rely on)
+            for h in gl.static_range(2):
+                p = gl.max_contiguous(gl.multiple_of(sc_base + (off_sc + 8 * h), [4, 4]), [1, 4])
+                _cp_async(mx_sc.index(2 * s + h), p, mask=(t_s < lim)[:, None])
+            p = gl.max_contiguous(gl.multiple_of(sc_base + off_scr, [4, 4]), [1, 4])
+            _cp_async(mx_scr.index(s), p, mask=(t_q < lim)[:, None])
+            async_copy.mbarrier_arrive(ready.index(s), increment_count=False)  # each lane, when its copies land
+
+    @gluon.jit
+    def _ws_fed_body(PART: gl.constexpr, ptrs, ints, bufs):
+        """A WS_LOADER decoder partition (v136): WS_TMA's decode of its half, fed by the loader warp."""
+        kv_indptr_ptr = ptrs[4]
+        num_splits, WS_SLOTS = ints[5], ints[9]
+        k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr, ready, free = (
+            bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9], bufs[10], bufs[11], bufs[12], bufs[13])
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        STAGES_: gl.constexpr = ready.shape[0]
+        for j in range(0, n_tiles):
+            s = j % STAGES_
+            e = 2 * s + PART
+            mbarrier.wait(ready.index(s), (j // STAGES_) & 1)  # the tile's TMA bytes and scale copies
+            slot = j % WS_SLOTS
+            mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
+            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
+            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
+            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
+            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
+            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
+            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
+            scr = mx_scr.index(s).slice(32 * PART, 32, dim=0).slice(0, 2, dim=1).load(
+                gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
+            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
+            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            fence_async_shared()  # generic stores before the consumers' wgmma reads; the entry's reads before TMA's
+            _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
+            mbarrier.arrive(full.index(slot), count=1)
+            mbarrier.arrive(free.index(s), count=1)
+
+    @gluon.jit
+    def _ws_fed_lo(ptrs, ints, bufs):
+        _ws_fed_body(0, ptrs, ints, bufs)
+
+    @gluon.jit
+    def _ws_fed_hi(ptrs, ints, bufs):
+        _ws_fed_body(1, ptrs, ints, bufs)
+
+    @gluon.jit
     def _ws_tma_lo(ptrs, ints, bufs):
         _ws_tma_body(0, ptrs, ints, bufs)
 
@@ -1666,7 +1742,8 @@ if gl is not None:
         CP_ROWS: gl.constexpr = False, MX_OWN: gl.constexpr = False, FUSED_REDUCE: gl.constexpr = False,
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
-        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
@@ -1700,11 +1777,22 @@ if gl is not None:
                 mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 128],
                                                    gl.SwizzledSharedLayout(vec=16, per_phase=1, max_phase=8, order=[1, 0]))
                 mx_rope = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 32], mx_sl)
-            ready = gl.allocate_shared_memory(gl.int64, [STAGES * 2, 1], mbarrier.MBarrierLayout())
-            for i in gl.static_range(STAGES * 2):
-                mbarrier.init(ready.index(i), count=1)
+            if WS_LOADER:  # per stage: ready (the expect + one cp.async arrival per loader lane), free (both decoders)
+                ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+                free = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+                for i in gl.static_range(STAGES):
+                    mbarrier.init(ready.index(i), count=33)
+                    mbarrier.init(free.index(i), count=2)
+            else:
+                ready = gl.allocate_shared_memory(gl.int64, [STAGES * 2, 1], mbarrier.MBarrierLayout())
+                for i in gl.static_range(STAGES * 2):
+                    mbarrier.init(ready.index(i), count=1)
+                free = ready
             mx_sc = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 64, 8], mx_sl)
-            mx_scr = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 4], mx_sl)
+            if WS_LOADER:  # (the loader copies all 64 tokens' rope scale bytes once per stage)
+                mx_scr = gl.allocate_shared_memory(gl.uint8, [STAGES, 64, 4], mx_sl)
+            else:
+                mx_scr = gl.allocate_shared_memory(gl.uint8, [STAGES * 2, 32, 4], mx_sl)
         else:
             mx_lat_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=16, per_phase=2, max_phase=4, order=[1, 0])
             mx_lat = gl.allocate_shared_memory(gl.uint8, [STAGES * 4, 64, 64], mx_lat_sl)
@@ -1712,6 +1800,7 @@ if gl is not None:
             mx_sc = mx_rope  # (unused)
             mx_scr = mx_rope
             ready = mx_rope
+            free = mx_rope
         q_hi = gl.allocate_shared_memory(gl.float8e4nv, [9, 2 * R, 64], q_sl)
         q_lo = gl.allocate_shared_memory(gl.float8e4nv, [R, 64], qlo_sl)
         p8a = gl.allocate_shared_memory(gl.float8e4nv, [2, R, 64], qlo_sl)  # consumer 0's P^T hi / lo
@@ -1735,8 +1824,13 @@ if gl is not None:
         args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
                  HEADS_PER_PROG, WS_SLOTS),  # (these arrive as run-time values in the partitions)
-                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready))
-        if WS_TMA:
+                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free))
+        if WS_LOADER:
+            gl.static_assert(WS_TMA and WS_HALVES, "WS_LOADER feeds WS_TMA's decoders")
+            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_fed_lo, args), (_ws_fed_hi, args),
+                                (_ws_loader, args)], [4, 4, 4, 1],
+                               [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS, 24])
+        elif WS_TMA:
             gl.static_assert(WS_HALVES, "WS_TMA is WS_HALVES with the packed bytes by TMA")
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_tma_lo, args),
                                 (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])

@@ -57,6 +57,7 @@ class Variant:
     gluon_ws_decoders: int = 1  # gluon_ws: decoder partitions (2: each decodes half of every tile)
     gluon_ws_halves: bool = False  # gluon_ws (2 decoders): each copies its half with its scales by cp.async, decodes it in one op
     gluon_ws_tma: bool = False  # gluon_ws_halves: the packed bytes by TMA (one thread, the entry's mbarrier), scales by cp.async
+    gluon_ws_loader: bool = False  # gluon_ws_tma: a 1-warp loader partition issues every copy; the decoders only decode
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -432,12 +433,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # gen3-r31: v133 373 us (v130 393, v117 418 in the same run; fp8 v116 317), v134 377; v133 beats v117 from 32
     # tiles per program (bs64-kv8192 111.8 vs 117.0) and loses at 16 (bs32-kv8192 70.0 vs 66.3). PC samples: the
     # consumers wait on full 13-19%, decoder 0 on empty 12%, no spills
-    Variant("v135_n64_w4_s3_gl_mx_ws4_tma", 64, 4, 3, 0, "v133 with a 3-stage packed ring (two tiles of TMA in "
-            "flight) and still 4 K slots (225 KB of shared memory)", family="gluon", pv_swap=True, tile_reduce=True,
-            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True,
-            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
-            gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True,
-            gluon_ws_tma=True),
+    # v133's decoder tile: ~60 of its 336 instructions and 3 of its 5 barriers issue and wait for copies
+    Variant("v136_n64_w4_s2_gl_mx_ws4_ld", 64, 4, 2, 0, "v133 with a one-warp loader partition issuing every copy "
+            "(4 TMA loads, the scale bytes by cp.async tracked on the stage's mbarrier): the decoders only wait, "
+            "decode and arrive (20 warps: the loader's warpgroup holds 3 idle ones; maxnreg 96 = 184 / 192 registers "
+            "for the consumers, 40 for the decoders)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=96, gluon_ws_consumer_regs=192, gluon_ws_decoder_regs=40,
+            gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_ws_loader=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -566,7 +570,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws": "WS_SLOTS",
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
-                    "gluon_ws_tma": "WS_TMA"}
+                    "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
