@@ -442,6 +442,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=96, gluon_ws_consumer_regs=192, gluon_ws_decoder_regs=40,
             gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_ws_loader=True),
+    # gen3-r32: v136 410 us (v133 372 in the same run): its decoders waited on the stage's ready barrier 21-23%
+    # of their samples, the loader on free 75%: with 2 stages the loader refills a stage only after both
+    # decoders freed it, one tile ahead; and the consumers' 184 / 192 registers spill
+    Variant("v137_n64_w4_s3_gl_mx_ws3_ld", 64, 4, 3, 0, "v136 with a 3-stage packed ring (two tiles ahead) and 3 K "
+            "slots (to fit)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
+            gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=96, gluon_ws_consumer_regs=192,
+            gluon_ws_decoder_regs=40, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_ws_loader=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
