@@ -55,12 +55,18 @@ keeps generation 2's math and changes only what the measurements named:
     (_v_fragments8_wg2), the output as 4 slices of [128, R]. Measured slower (v121 / v122, rounds
     22-23): the split adds ~30% instructions per tile (8-byte loads, per-warp wgmma descriptors,
     smaller MMAs, spill reloads at 128 registers) and the second CTA per SM returns ~9%.
-    WS_SLOTS > 0 (MXFP4, mla_decode_gluon_sm90_ws_kernel, v127-v130): warp-specialized, one CTA per SM:
+    WS_SLOTS > 0 (MXFP4, mla_decode_gluon_sm90_ws_kernel, v127+): warp-specialized, one CTA per SM:
     one or two decoder partitions copy the packed tiles and decode them into a ring of WS_SLOTS e4m3 K
     tiles, two consumer partitions run v116's loop on alternate tiles and write a partial each (two
-    splits per program for the tile reduce); full / empty mbarriers per slot. v130 is 7% faster than v117
-    on programs of >= 64 KV tiles and the default there (launch.ws_by_default); slower on short ones.
-Measured variants v91-v130 (variants.py; docs/notes-triton.md "Generation 3").
+    splits per program for the tile reduce); full / empty mbarriers per slot.
+    WS_HALVES (v131+): decoder P owns latent blocks 8P..8P+7 of every token and the rope of tokens
+    32P..32P+31 (equal halves), its scale bytes copied through the packed ring by cp.async.
+    WS_TMA (v133+): each half's packed bytes by two TMA loads (lat_desc / rope_desc, built by the
+    launcher) on the ring entry's mbarrier; v133 is the MXFP4 default on programs of >= 32 KV tiles
+    (launch.ws_by_default): 5% under v130, 11% under v117 at bs256-kv8192.
+    WS_LOADER (v136+): a one-warp partition issues every copy and the decoders only decode (slower:
+    one tile of lookahead, and its warpgroup's registers come out of the consumers').
+Measured variants v91-v137 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
