@@ -1330,6 +1330,21 @@ if gl is not None:
         async_copy.wait_group(0)
 
     @gluon.jit
+    def _ws_decode_half(PART: gl.constexpr, lat_e, rope_e, sc_e, scr_e, k_lat, k_rope, slot):
+        """WS_HALVES' decode of one half (v131+): the packed ring entry's latent [64 t, 128 B] with its scale bytes
+        sc_e [64 t, 8] -> K chunks 4 PART .. 4 PART + 3 of slot; its rope [32 t, 32 B] with scr_e [32 t, >= 2]
+        -> rope rows 32 PART .. 32 PART + 31. Every element once."""
+        packed = gl.convert_layout(gl.reshape(lat_e.load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
+        sc = sc_e.load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
+        x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
+        x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
+        k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
+        rp = gl.convert_layout(gl.reshape(rope_e.load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
+        scr = scr_e.slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
+        rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
+        k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+
+    @gluon.jit
     def _ws_halves_body(PART: gl.constexpr, ptrs, ints, bufs):
         """A WS_HALVES decoder partition (v131+): its half of every tile (latent blocks 8 PART .. 8 PART + 7 of
         the 64 tokens, the rope of tokens 32 PART ..) copied with its scale bytes by three cp.async ops into
@@ -1366,15 +1381,7 @@ if gl is not None:
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
             e = (j % STAGES_) * 2 + PART
-            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
-            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
-            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
-            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
-            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
-            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
-            scr = mx_scr.index(e).slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
-            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
-            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot)
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
             mbarrier.arrive(full.index(slot), count=1)
@@ -1436,15 +1443,7 @@ if gl is not None:
             mbarrier.wait(ready.index(e), (j // STAGES_) & 1)  # and the tile's TMA bytes
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
-            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
-            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
-            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
-            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
-            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
-            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
-            scr = mx_scr.index(e).slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
-            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
-            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot)
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads; and the
             # entry's generic reads before its next TMA write
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
@@ -1521,16 +1520,8 @@ if gl is not None:
             mbarrier.wait(ready.index(s), (j // STAGES_) & 1)  # the tile's TMA bytes and scale copies
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
-            packed = gl.convert_layout(gl.reshape(mx_lat.index(e).load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
-            sc = mx_sc.index(e).load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
-            x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
-            x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
-            k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
-            rp = gl.convert_layout(gl.reshape(mx_rope.index(e).load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
-            scr = mx_scr.index(s).slice(32 * PART, 32, dim=0).slice(0, 2, dim=1).load(
-                gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
-            rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
-            k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
+            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e),
+                            mx_scr.index(s).slice(32 * PART, 32, dim=0), k_lat, k_rope, slot)
             fence_async_shared()  # generic stores before the consumers' wgmma reads; the entry's reads before TMA's
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
             mbarrier.arrive(full.index(slot), count=1)

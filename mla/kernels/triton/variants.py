@@ -450,6 +450,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True,
             gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=96, gluon_ws_consumer_regs=192,
             gluon_ws_decoder_regs=40, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_ws_loader=True),
+    # campaign 10's sweep: v137 439.4 us at bs256-kv8192, 236.6 at bs128-kv8192 (v133 370.0 / 200.5): slower still
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
