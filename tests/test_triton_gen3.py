@@ -526,6 +526,19 @@ def test_ws_default_rule_follows_rounds_27_31():
     assert not rule(256, 8192, lens=[8192] * 255 + [100])
 
 
+def test_ws_default_needs_scale_rows_its_copies_can_read():
+    """v133 copies each token's scale bytes 0..19 in 4-byte pieces: the generator's padded rows (24 bytes)
+    suit it; unpadded 18-byte rows (a valid input) make the default keep v117 instead of failing."""
+    from mla.kernels.triton.launch import ws_scales_fit
+
+    data = mla.generate_input(2, 1, 64, seed=1)
+    assert data[1]["mxfp4"][1].stride(0) == 24 and ws_scales_fit(data, "mxfp4")
+    packed, scales = data[1]["mxfp4"]
+    unpadded = (data[0], dict(data[1], mxfp4=(packed, scales[:, :18].contiguous())), *data[2:])
+    assert not ws_scales_fit(unpadded, "mxfp4")
+    assert ws_scales_fit(unpadded, "fp8")  # (only the MXFP4 default has the rule)
+
+
 @gpu
 def test_default_mxfp4_call_takes_the_warp_specialized_kernel_on_long_programs():
     data = mla.generate_input(256, 1, 4096, seed=9, device="cuda")

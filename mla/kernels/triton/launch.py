@@ -166,6 +166,11 @@ def ws_scales_fit(data, kv_format: str) -> bool:
     if kv_format != "mxfp4" or not get_variant(HOPPER_WS_DEFAULT[kv_format]).gluon_ws_halves:
         return True
     _, aux, _, stride_sc = _kv_tensors(data, kv_format)
+    return _scale_rows_copyable(aux, stride_sc)
+
+
+def _scale_rows_copyable(aux, stride_sc: int) -> bool:
+    """WS_HALVES' 4-byte cp.async of scale bytes 0..19: a 4-byte aligned base and row stride, rows >= 20 bytes."""
     return aux.data_ptr() % 4 == 0 and stride_sc % 4 == 0 and stride_sc >= 20
 
 
@@ -512,7 +517,7 @@ class TritonDecodePlan:
                              f"aligned bases and row strides (scale rows >= 20 bytes); got KV ptr % 4 = "
                              f"{kv.data_ptr() % 4}, stride {stride_kv}; scales ptr % 4 = {aux.data_ptr() % 4}, "
                              f"stride {stride_sc}")
-        if self.variant.gluon_ws_halves and (aux.data_ptr() % 4 or stride_sc % 4 or stride_sc < 20):
+        if self.variant.gluon_ws_halves and not _scale_rows_copyable(aux, stride_sc):
             # WS_HALVES copies each token's scale bytes 8 P .. 8 P + 7 and 16..19 by 4-byte cp.async
             raise ValueError(f"variant {self.variant.name!r} copies MXFP4 scale rows in 4-byte pieces (bytes 0..19); "
                              f"needs a 4-byte aligned scale base and row stride >= 20; got ptr % 4 = "
