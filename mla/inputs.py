@@ -113,6 +113,9 @@ def validate_data(data, kv_format: str | None = None, *, deep: bool = True) -> l
             raise ValueError(f"config[{key!r}] must be an int, got {v!r}")
         ints[key] = int(v)
     bs, heads, s = ints["batch_size"], ints["num_heads"], ints["q_seq_len"]
+    scale = config.get("sm_scale", P.SM_SCALE)  # (the contract's 1/sqrt(576) when absent)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not 0 < float(scale) < float("inf"):
+        raise ValueError(f"config['sm_scale'] must be a finite number > 0, got {scale!r}")
     kv_lens_cfg = config.get("kv_lens")
     P.validate_shape(bs, s, ints["kv_seq_len"], heads,
                      None if kv_lens_cfg is None else tuple(int(n) for n in kv_lens_cfg))

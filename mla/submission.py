@@ -157,7 +157,7 @@ def _normalize(data):
 def _shape_key(data):
     q, _, _, kv_indptr, config = data
     return (tuple(q.shape), str(q.device), int(kv_indptr.numel()), int(config["kv_seq_len"]),
-            int(config["q_seq_len"]), tuple(config.get("kv_lens") or ()))
+            int(config["q_seq_len"]), tuple(config.get("kv_lens") or ()), config.get("sm_scale"))
 '''
 
 _ENTRY = {

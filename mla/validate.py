@@ -33,6 +33,11 @@ instead of read.
   at :func:`wait_pending`. The output of the failing call was computed from the lengths config
   gives, and the caller gets the ValueError before any later decode.
 
+:func:`mla.decode` also keeps a memo of its previous call: a call with the same request and inputs of
+the same :func:`fingerprint` (nothing queued, no queued check failed since: ``failed_checks``) skips
+the plan lookup and this guard, the inputs being the ones the guard accepted then
+(docs/notes-harness.md, "The memo of the previous call").
+
 ``validate="full"``: every new signature is checked fully and synchronously (the behaviour before
 issue 10; the device script scripts/h200_issue10_fresh.py times it beside "auto").
 
@@ -183,9 +188,33 @@ def _contents_bounds(canonical, with_fp8_scale: bool):
     return lo, hi
 
 
+def fingerprint(data, kv_format: str) -> tuple:
+    """What :func:`signature` reads, as one flat tuple, for :func:`mla.decode`'s memo of its previous
+    call (mla/backends/__init__.py): data pointer, shape, stride and dtype of every tensor read, the
+    indptrs' version counters, and config's lengths and ``sm_scale`` (``kv_lens`` as a tuple, so a
+    list edited in place reads as changed). Equal fingerprints mean an equal signature and an equal
+    plan key. The tensors' devices are left out (a data pointer names its device: CUDA's unified
+    addressing), which keeps the call at about half of ``signature``'s cost. Raises on a malformed
+    tuple (the memo then takes the checked path, which names the problem)."""
+    q, kv_data, qo, kv, cfg = data
+    kv_lens = cfg.get("kv_lens")
+    head = (q.data_ptr(), q.shape, q.stride(), q.dtype,
+            qo.data_ptr(), qo._version, qo.shape, qo.stride(), qo.dtype,
+            kv.data_ptr(), kv._version, kv.shape, kv.stride(), kv.dtype,
+            cfg["batch_size"], cfg["num_heads"], cfg["q_seq_len"], cfg["kv_seq_len"], cfg.get("sm_scale"),
+            None if kv_lens is None else tuple(kv_lens))
+    entry = kv_data[kv_format]
+    if kv_format == "bf16":
+        return head + (entry.data_ptr(), entry.shape, entry.stride(), entry.dtype)
+    buf, scale = entry
+    return head + (buf.data_ptr(), buf.shape, buf.stride(), buf.dtype,
+                   scale.data_ptr(), scale.shape, scale.stride(), scale.dtype)
+
+
 VALIDATE_MODES = ("auto", "full")
 _PENDING: deque = deque()  # queued contents checks of every plan, oldest first (see the module docstring)
 _SIDE_STREAMS: dict = {}
+failed_checks = 0  # queued checks that failed so far: mla.decode's memo is void once this moves
 
 
 def _capturing() -> bool:
@@ -344,7 +373,10 @@ class CallGuard:
         return torch.clamp(vals, lo, hi).ne_(vals).any()
 
     def _fail(self, p: _Pending, earlier: bool) -> None:
-        """A queued check failed: forget its signature and raise the synchronous check's message."""
+        """A queued check failed: forget its signature (and void mla.decode's memo, which may hold it) and
+        raise the synchronous check's message."""
+        global failed_checks
+        failed_checks += 1
         self._seen.pop(p.sig, None)
         where = " (inputs of an earlier call, checked on the device: validate='auto')" if earlier else ""
         try:
@@ -358,5 +390,5 @@ class CallGuard:
         raise ValueError("qo_indptr / kv_indptr differ from the ones config's lengths imply" + where)
 
 
-__all__ = ["CallGuard", "VALIDATE_MODES", "check_inputs", "check_layout", "collect_pending", "signature",
+__all__ = ["CallGuard", "VALIDATE_MODES", "check_inputs", "check_layout", "collect_pending", "fingerprint", "signature",
            "wait_pending"]

@@ -17,6 +17,13 @@ One row per (case, backend, KV format), written to ``$OUT/validation-cost.csv`` 
   run_us          plan.run(data) warm: the lean call alone (decode_min_us / run_min_us: the minima)
   overhead_us     decode_us - run_us (plan-cache lookup + guard; overhead_min_us from the minima),
                   and guard_pct = guard_hit_us / decode_us
+  memo_hit_us     mla.decode's memo check on a repeated call: the inputs' fingerprint built and
+                  compared with the previous call's (mla.validate.fingerprint)
+  path_memo_us    mla.decode's own Python per call on a repeated call (memo hit), with the plan's run
+                  replaced by a function returning its output buffer and its direct graph replay off:
+                  the call path alone, no launch
+  path_checked_us the same with the memo cleared before every call: the plan lookup + guard path that
+                  every call took before the memo (one extra attribute store per call)
 Host costs are medians over samples of 200 calls each (perf_counter), divided by 200.
 """
 
@@ -34,13 +41,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's mla, not an installed copy
 import mla  # noqa: E402
+import mla.backends as backends  # noqa: E402
 from mla.backends import call_guard, clear_plans  # noqa: E402
 from mla.bench import provenance as prov  # noqa: E402
 from mla.bench.harness import parse_assignments, resolve_cases  # noqa: E402
 from mla.bench.stats import StoppingRule, summarize  # noqa: E402
 from mla.bench.timers import time_cpu, time_events  # noqa: E402
 from mla.inputs import generate_case  # noqa: E402
-from mla.validate import check_inputs, signature, wait_pending  # noqa: E402
+from mla.validate import check_inputs, fingerprint, signature, wait_pending  # noqa: E402
 
 BATCH = 200  # calls per host-cost sample: one guard hit is ~1 us, below a single clock read's noise
 
@@ -56,6 +64,34 @@ def call_us(fn, rule: StoppingRule, on_gpu: bool) -> tuple[float, float]:
     """(median, min) of warm whole calls."""
     st = summarize(time_events(fn, rule, flush=None) if on_gpu else time_cpu(fn, rule))
     return st["median"], st["min"]
+
+
+def path_us(data, backend: str, kvf: str, cfg: dict, rule: StoppingRule, checked: bool) -> float:
+    """mla.decode's own Python per call (path_memo_us / path_checked_us above): the cached plan's run
+    stubbed to return its output buffer, its direct replay off; restored afterwards."""
+    plan = mla.plan(data, backend=backend, kv_format=kvf, **cfg)
+    out = plan.outputs[0]
+    saved = plan.run
+    plan.run = lambda d: out
+    has_replay = hasattr(plan, "replay_for")
+    if has_replay:
+        plan.replay_for = lambda d: None  # (an instance attribute over the method)
+    try:
+        backends._last = None
+        mla.decode(data, backend=backend, kv_format=kvf, **cfg)  # the memo now holds the stubbed plan
+        if checked:
+            def call():
+                backends._last = None
+                mla.decode(data, backend=backend, kv_format=kvf, **cfg)
+        else:
+            def call():
+                mla.decode(data, backend=backend, kv_format=kvf, **cfg)
+        return host_us(call, rule)
+    finally:
+        plan.run = saved
+        if has_replay:
+            del plan.replay_for
+        backends._last = None
 
 
 def main(argv=None) -> int:
@@ -108,12 +144,17 @@ def main(argv=None) -> int:
                 row["overhead_us"] = row["decode_us"] - row["run_us"]
                 row["overhead_min_us"] = row["decode_min_us"] - row["run_min_us"]
                 row["guard_pct"] = 100.0 * row["guard_hit_us"] / row["decode_us"]
+                fp = fingerprint(data, kvf)
+                row["memo_hit_us"] = host_us(lambda: fingerprint(data, kvf) == fp, rule)
+                row["path_memo_us"] = path_us(data, backend, kvf, cfg, rule, checked=False)
+                row["path_checked_us"] = path_us(data, backend, kvf, cfg, rule, checked=True)
                 rows.append(row)
                 print(f"{case.name:22s} {backend:7s} {kvf:6s} guard {row['guard_hit_us']:6.2f} us  sync-free "
                       f"{row['sync_free_us']:6.2f} us  full {row['full_check_us']:7.2f} us  queued {row['queued_check_us']:6.2f} us"
                       f"  | decode "
-                      f"{row['decode_us']:9.1f} us  run {row['run_us']:9.1f} us  ({row['guard_pct']:.2f}% guard)",
-                      flush=True)
+                      f"{row['decode_us']:9.1f} us  run {row['run_us']:9.1f} us  ({row['guard_pct']:.2f}% guard)"
+                      f"  | memo {row['memo_hit_us']:5.2f} us  path: memo {row['path_memo_us']:5.2f} us, checked "
+                      f"{row['path_checked_us']:5.2f} us", flush=True)
         del data
         clear_plans()
     if not rows:

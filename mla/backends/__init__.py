@@ -60,10 +60,12 @@ def list_backends() -> list[dict]:
 
 
 def shape_key(data) -> tuple:
-    """What a plan depends on, read without a device sync (the config dict carries the lengths)."""
+    """What a plan depends on, read without a device sync (the config dict carries the lengths and
+    ``sm_scale``, which plans bake in at build)."""
     q, kv_data, qo_indptr, kv_indptr, config = data
-    return (tuple(q.shape), str(q.device), q.dtype, int(kv_indptr.numel()),
-            int(config["kv_seq_len"]), int(config["q_seq_len"]), config.get("kv_lens"))
+    kv_lens = config.get("kv_lens")  # (a list is fine: the key holds a tuple)
+    return (tuple(q.shape), str(q.device), q.dtype, int(kv_indptr.numel()), int(config["kv_seq_len"]),
+            int(config["q_seq_len"]), None if kv_lens is None else tuple(kv_lens), config.get("sm_scale"))
 
 
 def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", validate: str = "auto",
@@ -76,8 +78,8 @@ def plan(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", 
     return _guarded(data, backend, kv_format, q_format, validate, config)[0]
 
 
-def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan, tuple]:
-    """(plan, the tuple to run it on) after this call's validation."""
+def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan, tuple, _validate.CallGuard]:
+    """(plan, the tuple to run it on, the plan's guard) after this call's validation."""
     if validate not in _validate.VALIDATE_MODES:
         raise ValueError(f"validate must be one of {_validate.VALIDATE_MODES}, got {validate!r}")
     try:
@@ -88,7 +90,7 @@ def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan
     hit = _plans.get(key)
     if hit is not None:
         p, guard = hit
-        return p, guard(data, validate)
+        return p, guard(data, validate), guard
     b = get_backend(backend)
     b.check_request(data, kv_format, q_format)  # names, availability, device type
     _validate.collect_pending(wait=True)  # an earlier call's queued check: its error comes first
@@ -96,23 +98,69 @@ def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan
     guard.admit(data)
     p = b.plan(data, kv_format=kv_format, q_format=q_format, **config)
     _plans[key] = (p, guard)
-    return p, data
+    return p, data, guard
+
+
+class _LastCall:
+    """:func:`decode`'s memo of its previous call: the request, the inputs' fingerprint
+    (:func:`mla.validate.fingerprint`), the plan and its guard, and (Triton plans with a CUDA graph
+    for these inputs) the plan's direct replay. It holds no reference to the caller's tensors."""
+
+    __slots__ = ("request", "fingerprint", "failed_checks", "plan", "guard", "replay_for", "replay")
+
+
+_last: _LastCall | None = None
 
 
 def decode(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16", validate: str = "auto",
            **config):
     """MLA decode of ``data`` (from :func:`mla.generate_input`) -> ``(total_q, H, 512)`` bf16.
     ``validate``: "auto" (default: no device sync once inputs of this structure were validated) or
-    "full" (every new set of input tensors read and checked on the host: one sync each)."""
-    p, run_on = _guarded(data, backend, kv_format, q_format, validate, config)
+    "full" (every new set of input tensors read and checked on the host: one sync each).
+
+    A call repeating the previous one (same request, and inputs whose fingerprint - pointers, shapes,
+    strides, dtypes, indptr versions, config lengths - matches: the inputs the plan's guard
+    validated then) skips the plan lookup and the guard, and on a Triton plan that holds a CUDA
+    graph for these inputs replays it directly: the fixed-input loop's cost is the graph replay plus
+    one fingerprint (issue 10). Anything else, a queued input check still open or one that failed
+    since, takes the checked path."""
+    global _last
+    last = _last
+    request = (backend, kv_format, q_format, validate, config)
+    if last is not None and last.request == request and not _validate._PENDING \
+            and last.failed_checks == _validate.failed_checks:
+        try:
+            fp = _validate.fingerprint(data, kv_format)
+        except Exception:  # malformed: the checked path names the problem
+            fp = None
+        if fp == last.fingerprint:
+            if last.replay is not None:
+                out = last.replay()
+                if out is not None:  # (None: inside someone's capture; the plan launches plainly)
+                    return out
+            run_on = last.guard.trusted(data)
+            out = last.plan.run(run_on)
+            if last.replay is None and last.replay_for is not None:  # a graph captured by this run, say
+                last.replay = last.replay_for(run_on)
+            return out
+    _last = None
+    p, run_on, guard = _guarded(data, backend, kv_format, q_format, validate, config)
     out = p.run(run_on)
     if _validate._PENDING:
         _validate.collect_pending(earlier=False)  # finished already (always on CPU): this call raises, not the next
+    m = _LastCall()  # (only after every check this call ran has passed)
+    m.request, m.fingerprint, m.failed_checks = request, _validate.fingerprint(data, kv_format), _validate.failed_checks
+    m.plan, m.guard = p, guard
+    m.replay_for = getattr(p, "replay_for", None)  # (Triton plans: TritonDecodePlan.replay_for)
+    m.replay = m.replay_for(run_on) if m.replay_for is not None else None
+    _last = m
     return out
 
 
 def clear_plans() -> None:
+    global _last
     _plans.clear()
+    _last = None
 
 
 def call_guard(p: Plan) -> _validate.CallGuard | None:

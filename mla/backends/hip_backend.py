@@ -25,7 +25,7 @@ import torch
 
 from ..kernels.hip.build import load_variant
 from ..kernels.hip.variants import DEFAULT_VARIANT, VARIANTS, get_variant
-from ..problem import MXFP4_NUM_BLOCKS, MXFP4_PACKED_DIM, NUM_HEADS, QK_HEAD_DIM, V_HEAD_DIM
+from ..problem import MXFP4_NUM_BLOCKS, MXFP4_PACKED_DIM, NUM_HEADS, QK_HEAD_DIM, SM_SCALE, V_HEAD_DIM
 from .base import Backend, Plan
 
 MI355X_CUS = 256
@@ -138,7 +138,7 @@ def make_plan(data, v, launcher, num_splits: int | None = None) -> Plan:
     part_o = torch.empty((ns, total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.float32, device=dev)
     part_lse = torch.empty((ns, total_q, NUM_HEADS), dtype=torch.float32, device=dev)
     out = torch.empty((total_q, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device=dev)
-    qk_scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)  # the kernel uses exp2
+    qk_scale_log2 = float(cfg.get("sm_scale", SM_SCALE)) * math.log2(math.e)  # the kernel uses exp2
     partial_grid, partial_block = (ns, batch), (v.threads,)
     reduce_grid = (total_q * NUM_HEADS,)
 

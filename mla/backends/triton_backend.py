@@ -43,6 +43,9 @@ class TritonPlan(Plan):
     def bind(self, data):
         return self.kernel_plan.bind(data)
 
+    def replay_for(self, data):
+        return self.kernel_plan.replay_for(data)
+
 
 class TritonBackend(Backend):
     name = "triton"

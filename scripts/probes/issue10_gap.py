@@ -27,7 +27,10 @@ order), time_kernel = its 'kernel'):
   replay            fn = plan.bind(data); fn(): the plan's own CUDA graph, no Python of ours
                     (fresh: the new repeat's contents copied into the bound tensors before the sync)
   run               plan.run(data): graph policy, no validation
-  decode            mla.decode(data, backend="triton", kv_format=...): the default call
+  decode            mla.decode(data, backend="triton", kv_format=...): the default call (cold: a repeated
+                    call, so mla.decode's memo of its previous call replays the graph directly)
+  decode_checked    (cold only) decode with that memo cleared before each call: the plan lookup, the
+                    guard and plan.run's graph policy, every call (the default call before the memo)
   decode_noguard    decode minus the CallGuard (validate has no "off": VALIDATE_MODES is
                     ("auto", "full")): the plan-cache key and lookup, then plan.run on the guard's
                     trusted tuple, as mla.backends._guarded / decode do
@@ -94,7 +97,7 @@ _spec.loader.exec_module(_fresh_script)
 counters, refill = _fresh_script.counters, _fresh_script.refill  # the issue-10 script's helpers
 
 BACKEND = "triton"
-COLD_PATHS = ("replay", "run", "decode", "decode_noguard", "decode_nograph")
+COLD_PATHS = ("replay", "run", "decode", "decode_checked", "decode_noguard", "decode_nograph")
 FRESH_PATHS = ("replay", "run", "decode", "decode_noguard", "decode_queued", "decode_nograph")
 HARNESS_MODES = ("cold", "warm", "kernel", "fresh")
 FIELDS = ("timestamp_utc", "round", "position", "case", "kv_format", "variant", "mode", "path", "status", "message",
@@ -307,6 +310,10 @@ def main(argv=None) -> int:
                         fn = kp.run
                     elif name == "decode":
                         fn = decode
+                    elif name == "decode_checked":
+                        def fn(d, _decode=decode):
+                            mla.backends._last = None  # (the memo of the previous call, forgotten)
+                            return _decode(d)
                     elif name == "decode_noguard":
                         fn = noguard(kvf)
                     elif name == "decode_queued":

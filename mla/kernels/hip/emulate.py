@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from ...problem import KV_LORA_RANK, MXFP4_PACKED_DIM
+from ...problem import KV_LORA_RANK, MXFP4_PACKED_DIM, SM_SCALE
 from ...quant import dequantize_mxfp4, fake_quant
 
 P_SCALE = 256.0
@@ -43,7 +43,7 @@ def emulate(data, *, block_n: int = 64, num_splits: int = 1) -> torch.Tensor:
     k = dequantize_mxfp4(packed.reshape(-1, MXFP4_PACKED_DIM), scales)  # (total_kv, 576) exact
     v = _fp8(k[:, :KV_LORA_RANK])                                         # fp8 V tile values
     qd = fake_quant(q.float(), "mxfp4")                                   # (total_q, H, 576)
-    scale_log2 = float(cfg["sm_scale"]) * math.log2(math.e)
+    scale_log2 = float(cfg.get("sm_scale", SM_SCALE)) * math.log2(math.e)
     out = torch.empty(q.shape[0], q.shape[1], KV_LORA_RANK)
     kvi, qoi = kv_indptr.tolist(), qo_indptr.tolist()
     for b in range(len(kvi) - 1):

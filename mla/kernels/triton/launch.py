@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 import triton
 
-from ...problem import QK_HEAD_DIM, SUPPORTED_NUM_HEADS, V_HEAD_DIM
+from ...problem import QK_HEAD_DIM, SM_SCALE, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
@@ -383,7 +383,7 @@ class TritonDecodePlan:
         self.max_kv_len = int(max(kv_lens)) if kv_lens else int(config["kv_seq_len"])
         self.kv_lens = [int(n) for n in kv_lens] if kv_lens else [self.max_kv_len] * self.batch_size
         self.num_heads = num_heads
-        self.sm_scale = float(config["sm_scale"])
+        self.sm_scale = float(config.get("sm_scale", SM_SCALE))
         self.device = q.device
 
         hp = heads_per_program(self.variant, num_heads, self.q_seq_len, kv_format)
@@ -597,6 +597,31 @@ class TritonDecodePlan:
         g = self._graphs[key] if action == "replay" else self._capture(data, key, warm=self.graph_mode is True)
         g.replay()
         return self.out
+
+    def replay_for(self, data):
+        """The direct replay of ``data``'s CUDA graph, if this plan holds one (else None): a zero-argument
+        call that books itself as ``run`` does (call_paths, the graph policy's recent keys) and returns
+        ``self.out``, or returns None inside a stream capture (the caller then calls ``run``, which
+        launches plainly there). mla.decode's memo of its previous call uses it."""
+        if self.graph_mode is None:
+            return None
+        key = self._ptr_key(data)
+        g = self._graphs.get(key)
+        if g is None:
+            return None
+        out, paths, capturing = self.out, self.call_paths, torch.cuda.is_current_stream_capturing
+        recent = self._auto.recent if self.graph_mode == "auto" else None
+
+        def replay():
+            if capturing():
+                return None
+            paths["replay"] += 1
+            if recent is not None:
+                recent.append(key)
+            g.replay()
+            return out
+
+        return replay
 
     def bind(self, data):
         """The lowest-overhead call for these tensors: a zero-argument callable that recomputes
