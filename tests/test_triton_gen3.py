@@ -99,7 +99,8 @@ def test_mxfp4_plan_refuses_scales_the_table_decode_cannot_represent(byte):
 
 def _run_ptx(asm: str, regs: dict) -> dict:
     """A tiny interpreter for the integer PTX of the table decode (mov / and / shr / shl / prmt / lop3,
-    32-bit): enough to check the string the kernel compiles against the format's definition."""
+    32-bit; for MX_LUT2's table words also sub / mad.lo / setp.lt|eq.u32 / selp): enough to check the
+    string the kernel compiles against the format's definition."""
     def val(x):
         x = x.strip()
         return int(x, 16) if x.startswith("0x") else int(x) if x.isdigit() else regs[x]
@@ -133,6 +134,15 @@ def _run_ptx(asm: str, regs: dict) -> dict:
             for bit in range(32):
                 idx = (((a[0] >> bit) & 1) << 2) | (((a[1] >> bit) & 1) << 1) | ((a[2] >> bit) & 1)
                 r |= ((a[3] >> idx) & 1) << bit
+        elif op == "sub.u32":
+            r = a[0] - a[1]
+        elif op == "mad.lo.u32":
+            r = a[0] * a[1] + a[2]
+        elif op in ("setp.lt.u32", "setp.eq.u32"):  # (a predicate: a Python bool in regs)
+            regs[dst] = a[0] < a[1] if op == "setp.lt.u32" else a[0] == a[1]
+            continue
+        elif op == "selp.b32":
+            r = a[0] if a[2] else a[1]
         else:
             raise AssertionError(f"unexpected PTX op {op}")
         regs[dst] = r & 0xFFFFFFFF
@@ -168,6 +178,56 @@ def test_mxfp4_table_decode_ptx_matches_the_format():
         if scale == 0:
             ref = torch.zeros_like(ref)
         assert torch.equal(got, ref), scale
+
+
+def _mx_table_words(sc: int) -> tuple[int, int]:
+    """_mx_to_e4m3's table words (MX_LUT2 off) for E8M0 byte ``sc``, as its int32 Triton expression computes
+    them: the range check on (sc - 122) as uint32, d = sc - 127, 0 for byte 0, e4m3 NaN bytes otherwise."""
+    ok = ((sc - 122) & 0xFFFFFFFF) <= 11
+    d = sc - 127
+    other = 0 if sc == 0 else 0x7F7F7F7F
+    lo = (0x3C383000 + d * 0x08080800) & 0xFFFFFFFF if ok else other
+    hi = (0x4C484440 + d * 0x08080808) & 0xFFFFFFFF if ok else other
+    return lo, hi
+
+
+def test_mx_lut2_table_words_equal_the_expression_for_every_scale_byte():
+    """MX_LUT2 (v138 / v139): the PTX string that builds a block's two table words, run by the interpreter,
+    gives _mx_to_e4m3's words for every E8M0 byte 0..255 (the kernel's scales are loaded bytes, zero-extended),
+    so the table decode gives the same e4m3 byte for every code of every block: checked too, through
+    _E2M1_E4M3_PTX, on words holding every byte value (every code at every nibble position); in-range scales
+    equal the format, byte 0 gives +-0, every other byte NaN for every code (the out-of-range guard)."""
+    from mla.kernels.triton import gluon_sm90
+    from mla.quant import dequantize_mxfp4
+
+    if gluon_sm90.gl is None:
+        pytest.skip(f"no Gluon in this triton: {gluon_sm90.GLUON_IMPORT_ERROR}")
+    lut2 = gluon_sm90._MX_LUT2_PTX.value
+    dec = gluon_sm90._E2M1_E4M3_PTX.value
+    assert "0x403C3800" in lut2 and "0x504C4848" in lut2  # d = sc - 127 folded into the IMAD constants
+    words = [b * 0x01010101 for b in range(256)]  # byte b at every position: codes b & 15, b >> 4
+    packed = torch.tensor([[b] * 16 for b in range(256)], dtype=torch.uint8)  # 4 such words = one block each
+    seen = set()
+    for sc in range(256):
+        regs = _run_ptx(lut2, {"$2": sc})
+        new = (regs["$0"], regs["$1"])
+        assert new == _mx_table_words(sc), (sc, [hex(x) for x in new], [hex(x) for x in _mx_table_words(sc)])
+        seen.add(new)
+        out = []
+        for w in words:
+            r_old = _run_ptx(dec, {"$2": w, "$3": _mx_table_words(sc)[0], "$7": _mx_table_words(sc)[1]})
+            r_new = _run_ptx(dec, {"$2": w, "$3": new[0], "$7": new[1]})
+            assert (r_new["$0"], r_new["$1"]) == (r_old["$0"], r_old["$1"]), (sc, hex(w))
+            out.append(list((r_new["$0"] | r_new["$1"] << 32).to_bytes(8, "little")) * 4)  # the block's 32
+        got = torch.tensor(out, dtype=torch.uint8).view(torch.float8_e4m3fn).float()  # [256 blocks, 32]
+        if 122 <= sc <= 133:
+            ref = dequantize_mxfp4(packed, torch.full((256, 1), sc, dtype=torch.uint8))
+            assert torch.equal(got, ref), sc
+        elif sc == 0:
+            assert torch.equal(got, torch.zeros_like(got)), sc  # (+-0: the sign bits stay)
+        else:
+            assert torch.isnan(got).all(), sc
+    assert len(seen) == 14  # 12 scales, zero, NaN
 
 
 def test_pv_fp8_byte_transpose_ptx_is_four_4x4_transposes():
@@ -398,6 +458,85 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
     loader = sum(sum(c.values()) for c in loops if c["UTMALDG"] and not c["PRMT"]) / 4
     assert tile.mix["instructions"] == pytest.approx(sum(sum(c.values()) for c in consumers) / 2
                                                      + sum(sum(d.values()) for d in decoders) + loader, abs=1)
+
+
+def _triton_version():
+    import triton
+
+    return tuple(int(x) for x in triton.__version__.split(".")[:2])
+
+
+def _tile_loops(sass):
+    """The innermost backward-branch loops of a kernel's SASS without EXIT / setmaxnreg (a warp-specialized
+    kernel's tile loops, as test_offline_sm90_sass_of_the_warp_specialized_kernel finds them), each as its
+    list of instructions, in address order."""
+    from mla.analysis.isa import sass_functions
+
+    loops = []
+    for body in sass_functions(sass).values():
+        for i in body:
+            m = re.search(r"0x([0-9a-f]+)", i.operands) if i.op.startswith("BRA") else None
+            if m and int(m.group(1), 16) < i.addr:
+                seg = [x for x in body if int(m.group(1), 16) <= x.addr <= i.addr]
+                ops = [x.op.split(".")[0] for x in seg]
+                if 50 < len(seg) < 2000 and "EXIT" not in ops and "USETMAXREG" not in ops:
+                    loops.append(seg)
+    return loops
+
+
+# the non-uniform integer ALU ops of a decode (the table words' and the PRMT lookups')
+_INT_OPS = {"IMAD", "IADD3", "VIADD", "LOP3", "ISETP", "SEL", "SHF", "LEA", "SGXT", "IMNMX", "VIMNMX", "PRMT", "BMSK"}
+# LLVM's 8-bit range check of the old table expression ((sc - 122) & 0xff) u<= 11, one per block
+_BYTE_MASK = re.compile(r"^R\d+, R\d+, 0xff, RZ, 0xc0, !PT$")
+
+
+@pytest.mark.parametrize("variant, base", [("v138_n64_w4_s2_gl_mx_ws4_tma_lut", "v133_n64_w4_s2_gl_mx_ws4_tma"),
+                                           ("v139_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_lut",
+                                            "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf")])
+def test_offline_sm90_sass_of_the_mx_lut2_table_words(variant, base):
+    """MX_LUT2 (v138 / v139, compiled offline, not run on a GPU): the kernel compiles _MX_LUT2_PTX, and the
+    decode costs fewer integer instructions per tile than its base's (v133 / v117: the variants differ only
+    there): v138's decoder tiles (each of the two partitions) lose the 8-bit range check's mask (one LOP3 per
+    block, triton 3.6: 336 / 334 -> 333 / 330 instructions), v139's loop its byte masks too (1164 -> 1146);
+    the consumer loops are unchanged, no spills in a decoder (triton 3.6; 3.9: v133's few reloads), none added
+    in v117's loop."""
+    k_new, new = _sass(variant)
+    k_old, old = _sass(base)
+    assert "0x504C4848" in k_new.asm["ptx"] and "0x504C4848" not in k_old.asm["ptx"], "MX_LUT2's PTX block"
+
+    def mix(seg):
+        ops = [x.op.split(".")[0] for x in seg]
+        return dict(n=len(seg), int=sum(op in _INT_OPS for op in ops), local=sum(op in ("LDL", "STL") for op in ops),
+                    mask=sum(x.op.startswith("LOP3") and bool(_BYTE_MASK.match(x.operands.strip().rstrip(" ;")))
+                             for x in seg))
+
+    if VARIANTS[variant].gluon_ws:
+        def parts(sass):
+            loops = _tile_loops(sass)
+            ops = [[x.op.split(".")[0] for x in seg] for seg in loops]
+            return ([mix(seg) for seg, o in zip(loops, ops) if "PRMT" in o and "QGMMA" not in o],
+                    [len(seg) for seg, o in zip(loops, ops) if "QGMMA" in o])
+
+        dec_new, cons_new = parts(new)
+        dec_old, cons_old = parts(old)
+        assert len(dec_new) == len(dec_old) == 2 and cons_new == cons_old and len(cons_new) == 2, (dec_new, dec_old)
+        for a, b in zip(dec_new, dec_old):  # (the two decoder partitions, in address order)
+            assert a["n"] < b["n"] and a["int"] < b["int"], (a, b)
+            assert b["mask"] >= 4 and a["mask"] == 0, (a, b)  # (>= 4.5 blocks a thread a tile)
+            # (triton 3.6, the H200's: no local traffic; 3.9 reloads 2 loop invariants a tile in both)
+            assert a["local"] <= b["local"] and (a["local"] == 0 or _triton_version() >= (3, 9)), (a, b)
+    else:
+        from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+        def hot(sass):
+            loop = sass_hottest_loop(sass)
+            return mix([i for f in sass_functions(sass).values() for i in f
+                        if loop.start_addr <= i.addr <= loop.end_addr])
+
+        a, b = hot(new), hot(old)
+        # 9 blocks a thread a tile: at least one instruction fewer each
+        assert a["n"] <= b["n"] - 9 and a["int"] <= b["int"] - 9 and a["mask"] < b["mask"], (a, b)
+        assert a["local"] <= b["local"], (a, b)
 
 
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------

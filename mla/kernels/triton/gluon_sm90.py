@@ -66,6 +66,9 @@ keeps generation 2's math and changes only what the measurements named:
     (launch.ws_by_default): 5% under v130, 11% under v117 at bs256-kv8192.
     WS_LOADER (v136+): a one-warp partition issues every copy and the decoders only decode (slower:
     one tile of lookahead, and its warpgroup's registers come out of the consumers').
+    MX_LUT2 (v138 / v139, MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX): the same words
+    for every scale byte, one integer instruction fewer a block (no 8-bit mask in the range check; compiled
+    offline, not yet run on a GPU).
 Measured variants v91-v137 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
@@ -236,18 +239,46 @@ if gl is not None:
         ptr = sc_ptr + ((kv_start + pos).to(gl.int64) * stride_sc_tok)[:, None] + blk0 + blk[None, :]
         return gl.load(ptr, mask=(pos < end)[:, None], other=0).to(gl.int32)
 
+    # MX_LUT2 (v138+): the same two table words by one PTX block. _mx_to_e4m3's Triton expression compiles (triton
+    # 3.6, v133's decoder) to 8 integer instructions per block: LLVM narrows (sc - 122) u<= 11 to 8 bits (sc is
+    # a zero-extended byte), so the range check is VIADD + LOP3 0xff + ISETP, then ISETP (sc == 0), SEL (the
+    # 0 / NaN word), IMAD + SEL (lo), a predicated IMAD (hi). Here the range check stays 32-bit (sc - 122 is
+    # u< 12 exactly when 122 <= sc <= 133 for any 32-bit sc: no mask), and d = sc - 127 is folded into the
+    # IMAD constants (0x3C383000 - 127 * 0x08080800 = 0x403C3800, 0x4C484440 - 127 * 0x08080808 = 0x504C4848
+    # mod 2**32). Every byte 0..255 gives the old words bit for bit (tests: the interpreter runs both).
+    _MX_LUT2_PTX: gl.constexpr = gl.constexpr("""
+    {
+    .reg .pred ok, z;
+    .reg .b32 t, o;
+    sub.u32 t, $2, 122;
+    setp.lt.u32 ok, t, 12;
+    setp.eq.u32 z, $2, 0;
+    selp.b32 o, 0, 0x7F7F7F7F, z;
+    mad.lo.u32 t, $2, 0x08080800, 0x403C3800;
+    selp.b32 $0, t, o, ok;
+    mad.lo.u32 t, $2, 0x08080808, 0x504C4848;
+    selp.b32 $1, t, o, ok;
+    }
+    """)
+
     @gluon.jit
-    def _mx_to_e4m3(packed, sc):
+    def _mx_to_e4m3(packed, sc, MX_LUT2: gl.constexpr = False):
         """packed [T, NBLK, 16] uint8 (one MX block per thread row) + its E8M0 bytes [T, NBLK] ->
         [T, NBLK, 32] e4m3 in element order (values exact: the block scale is in the exponent)."""
         # the plan refuses scales outside 122..133 when it is built; a later call's data is not re-read on
         # the host, so here such a block decodes to e4m3 NaN (a NaN output row, as the reference gives for
         # the NaN scale 0xFF) instead of a wrong value. Byte 0 (an all-zero block) decodes to +-0.
-        ok = (sc - 122).to(gl.uint32) <= 11  # 122 <= sc <= 133 in one compare
-        d = sc - 127  # (outside that range the products below are discarded)
-        other = gl.where(sc == 0, 0, 0x7F7F7F7F)
-        lut_lo = gl.expand_dims(gl.where(ok, 0x3C383000 + d * 0x08080800, other), 2)
-        lut_hi = gl.expand_dims(gl.where(ok, 0x4C484440 + d * 0x08080808, other), 2)
+        if MX_LUT2:  # (the same words: _MX_LUT2_PTX)
+            lut_lo, lut_hi = gl.inline_asm_elementwise(_MX_LUT2_PTX, "=r,=r,r", [sc], dtype=(gl.int32, gl.int32),
+                                                       is_pure=True, pack=1)
+            lut_lo = gl.expand_dims(lut_lo, 2)
+            lut_hi = gl.expand_dims(lut_hi, 2)
+        else:
+            ok = (sc - 122).to(gl.uint32) <= 11  # 122 <= sc <= 133 in one compare
+            d = sc - 127  # (outside that range the products below are discarded)
+            other = gl.where(sc == 0, 0, 0x7F7F7F7F)
+            lut_lo = gl.expand_dims(gl.where(ok, 0x3C383000 + d * 0x08080800, other), 2)
+            lut_hi = gl.expand_dims(gl.where(ok, 0x4C484440 + d * 0x08080808, other), 2)
         lut_lo = gl.broadcast(lut_lo, packed)[0]
         lut_hi = gl.broadcast(lut_hi, packed)[0]
         # per 4 packed bytes (one 32-bit register): a = e4m3 of elements 0..3, b = of elements 4..7
@@ -261,17 +292,18 @@ if gl is not None:
 
     @gluon.jit
     def _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat: gl.constexpr,
-                        dec_rope: gl.constexpr, dec_lat_2d: gl.constexpr, ROW_PERM: gl.constexpr):
+                        dec_rope: gl.constexpr, dec_lat_2d: gl.constexpr, ROW_PERM: gl.constexpr,
+                        MX_LUT2: gl.constexpr = False):
         """One packed tile from the ring -> the e4m3 K tile (fp8 generation 3's k_smem layout, stage 0):
         each thread decodes whole MX blocks (16 bytes by one LDS.128), each element once."""
         if ROW_PERM:  # (the swizzled ring is read as [64, 256], then split into blocks in registers)
             packed = gl.convert_layout(gl.reshape(mx_lat.index(stage).load(dec_lat_2d), [64, 16, 16]), dec_lat)
         else:
             packed = mx_lat.index(stage).reshape([64, 16, 16]).load(dec_lat)
-        lat = _mx_to_e4m3(packed, sc_lat)  # [64 t, 16 blk, 32]
+        lat = _mx_to_e4m3(packed, sc_lat, MX_LUT2)  # [64 t, 16 blk, 32]
         lat = gl.permute(gl.reshape(lat, [64, 8, 64]), (1, 0, 2))  # [8 c, 64 t, 64 d]: dim = 64 c + d
         k_smem[0].index(0).store(gl.reshape(lat, [512, 64]))
-        rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sc_rope)  # [64, 2, 32]
+        rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sc_rope, MX_LUT2)  # [64, 2, 32]
         k_smem[1].index(0).store(gl.reshape(rope, [64, 64]))
 
     @gluon.jit
@@ -726,7 +758,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -988,7 +1020,8 @@ if gl is not None:
                                                gl.SliceLayout(2, dec_rope), ROW_PERM)
                 async_copy.wait_group(STAGES - 1)
                 _cta_barrier()  # tile j's packed bytes are in; every warp is done with the last K tile
-                _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope, dec_lat_2d, ROW_PERM)
+                _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope, dec_lat_2d, ROW_PERM,
+                                MX_LUT2)
                 sc_lat = sc_lat_next
                 sc_rope = sc_rope_next
                 fence_async_shared()
@@ -1278,7 +1311,7 @@ if gl is not None:
         (v127 / v128); 0 / 1: one of two decoders (v129): latent chunks 0-1 and the rope, or chunks 2-3,
         each with its own copies of its part of the packed ring; both arrive on the slot's full barrier."""
         kv_ptr, kv_aux_ptr, kv_indptr_ptr = ptrs[1], ptrs[2], ptrs[4]
-        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS = ints[2], ints[3], ints[5], ints[9]
+        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS, MX_LUT2 = ints[2], ints[3], ints[5], ints[9], ints[10]
         k_lat, k_rope, mx_lat, mx_rope, full, empty = bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9]
         kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
         dec: gl.constexpr = _WS_DEC
@@ -1316,13 +1349,13 @@ if gl is not None:
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
             stage = j % STAGES_
             if LO:
-                _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec)
-                _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec)
+                _ws_decode_chunk(mx_lat, stage, 0, s0, k_lat, slot, dec, MX_LUT2)
+                _ws_decode_chunk(mx_lat, stage, 1, s1, k_lat, slot, dec, MX_LUT2)
             if HI:
-                _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec)
-                _ws_decode_chunk(mx_lat, stage, 3, s3, k_lat, slot, dec)
+                _ws_decode_chunk(mx_lat, stage, 2, s2, k_lat, slot, dec, MX_LUT2)
+                _ws_decode_chunk(mx_lat, stage, 3, s3, k_lat, slot, dec, MX_LUT2)
             if LO:
-                rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sr)  # [64, 2, 32]
+                rope = _mx_to_e4m3(mx_rope.index(stage).reshape([64, 2, 16]).load(dec_rope), sr, MX_LUT2)  # [64, 2, 32]
                 k_rope.index(slot).store(gl.reshape(rope, [64, 64]))
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring stage) done
@@ -1330,18 +1363,18 @@ if gl is not None:
         async_copy.wait_group(0)
 
     @gluon.jit
-    def _ws_decode_half(PART: gl.constexpr, lat_e, rope_e, sc_e, scr_e, k_lat, k_rope, slot):
+    def _ws_decode_half(PART: gl.constexpr, lat_e, rope_e, sc_e, scr_e, k_lat, k_rope, slot, MX_LUT2: gl.constexpr = False):
         """WS_HALVES' decode of one half (v131+): the packed ring entry's latent [64 t, 128 B] with its scale bytes
         sc_e [64 t, 8] -> K chunks 4 PART .. 4 PART + 3 of slot; its rope [32 t, 32 B] with scr_e [32 t, >= 2]
         -> rope rows 32 PART .. 32 PART + 31. Every element once."""
         packed = gl.convert_layout(gl.reshape(lat_e.load(_WS2_DEC_2D), [64, 8, 16]), _WS2_DEC)
         sc = sc_e.load(gl.SliceLayout(2, _WS2_DEC)).to(gl.int32)
-        x = _mx_to_e4m3(packed, sc)  # [64 t, 8 blk, 32]
+        x = _mx_to_e4m3(packed, sc, MX_LUT2)  # [64 t, 8 blk, 32]
         x = gl.permute(gl.reshape(x, [64, 4, 64]), (1, 0, 2))  # [4 c, 64 t, 64 d]: K chunks 4 PART + c
         k_lat.index(slot).slice(256 * PART, 256, dim=0).store(gl.reshape(x, [256, 64]))
         rp = gl.convert_layout(gl.reshape(rope_e.load(_WS2_DEC_ROPE_2D), [32, 2, 16]), _WS2_DEC_ROPE)
         scr = scr_e.slice(0, 2, dim=1).load(gl.SliceLayout(2, _WS2_DEC_ROPE)).to(gl.int32)
-        rope = _mx_to_e4m3(rp, scr)  # [32 t, 2 blk, 32]
+        rope = _mx_to_e4m3(rp, scr, MX_LUT2)  # [32 t, 2 blk, 32]
         k_rope.index(slot).slice(32 * PART, 32, dim=0).store(gl.reshape(rope, [32, 64]))
 
     @gluon.jit
@@ -1352,7 +1385,7 @@ if gl is not None:
         moved each prefetched scale byte at the end of the iteration that loaded it, and waited for it),
         no per-chunk barriers, the copies' addresses computed once (a tile adds a scalar)."""
         kv_ptr, kv_aux_ptr, kv_indptr_ptr = ptrs[1], ptrs[2], ptrs[4]
-        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS = ints[2], ints[3], ints[5], ints[9]
+        stride_kv_tok, stride_sc_tok, num_splits, WS_SLOTS, MX_LUT2 = ints[2], ints[3], ints[5], ints[9], ints[10]
         k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr = (bufs[0], bufs[1], bufs[2], bufs[3], bufs[8],
                                                                      bufs[9], bufs[10], bufs[11])
         kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
@@ -1381,7 +1414,8 @@ if gl is not None:
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
             e = (j % STAGES_) * 2 + PART
-            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot)
+            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot,
+                            MX_LUT2)
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
             mbarrier.arrive(full.index(slot), count=1)
@@ -1420,7 +1454,7 @@ if gl is not None:
         Rows past the program's end hold the next tokens of the cache (or TMA's zeros past its end): their
         scale bytes, copied masked, are 0, so they decode to 0 as v131's zero-filled rows do."""
         kv_aux_ptr, kv_indptr_ptr, lat_desc, rope_desc = ptrs[2], ptrs[4], ptrs[7], ptrs[8]
-        stride_sc_tok, num_splits, WS_SLOTS = ints[3], ints[5], ints[9]
+        stride_sc_tok, num_splits, WS_SLOTS, MX_LUT2 = ints[3], ints[5], ints[9], ints[10]
         k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr, ready = (
             bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9], bufs[10], bufs[11], bufs[12])
         kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
@@ -1443,7 +1477,8 @@ if gl is not None:
             mbarrier.wait(ready.index(e), (j // STAGES_) & 1)  # and the tile's TMA bytes
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
-            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot)
+            _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e), mx_scr.index(e), k_lat, k_rope, slot,
+                            MX_LUT2)
             fence_async_shared()  # generic stores before the consumers' wgmma (async proxy) reads; and the
             # entry's generic reads before its next TMA write
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
@@ -1509,7 +1544,7 @@ if gl is not None:
     def _ws_fed_body(PART: gl.constexpr, ptrs, ints, bufs):
         """A WS_LOADER decoder partition (v136): WS_TMA's decode of its half, fed by the loader warp."""
         kv_indptr_ptr = ptrs[4]
-        num_splits, WS_SLOTS = ints[5], ints[9]
+        num_splits, WS_SLOTS, MX_LUT2 = ints[5], ints[9], ints[10]
         k_lat, k_rope, mx_lat, mx_rope, full, empty, mx_sc, mx_scr, ready, free = (
             bufs[0], bufs[1], bufs[2], bufs[3], bufs[8], bufs[9], bufs[10], bufs[11], bufs[12], bufs[13])
         kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
@@ -1521,7 +1556,7 @@ if gl is not None:
             slot = j % WS_SLOTS
             mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
             _ws_decode_half(PART, mx_lat.index(e), mx_rope.index(e), mx_sc.index(e),
-                            mx_scr.index(s).slice(32 * PART, 32, dim=0), k_lat, k_rope, slot)
+                            mx_scr.index(s).slice(32 * PART, 32, dim=0), k_lat, k_rope, slot, MX_LUT2)
             fence_async_shared()  # generic stores before the consumers' wgmma reads; the entry's reads before TMA's
             _cta_barrier()  # every thread's part of the tile (and its reads of the ring entry) done
             mbarrier.arrive(full.index(slot), count=1)
@@ -1555,7 +1590,7 @@ if gl is not None:
     # int; the kernel passes three tuples: ptrs = (q, kv, kv_aux, qo_indptr, kv_indptr, part_o, part_lse, the two
     # TMA descriptors or None),
     # ints = (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS,
-    # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty,
+    # Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS, MX_LUT2 (a bool constexpr: it stays one)), bufs = (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1, full, empty,
     # mx_sc, mx_scr (WS_HALVES' scale rings), ready (WS_TMA's per-entry barriers))
     @gluon.jit
     def _ws_decoder(ptrs, ints, bufs):
@@ -1628,11 +1663,11 @@ if gl is not None:
         async_copy.commit_group()
 
     @gluon.jit
-    def _ws_decode_chunk(mx_lat, stage, q: gl.constexpr, sc, k_lat, slot, dec: gl.constexpr):
+    def _ws_decode_chunk(mx_lat, stage, q: gl.constexpr, sc, k_lat, slot, dec: gl.constexpr, MX_LUT2: gl.constexpr = False):
         """Latent blocks 4q .. 4q + 3 of every token (dims 128 q .. 128 q + 127 = K chunks 2q, 2q + 1)."""
         # (read as [64, 64] and split in registers: triton 3.6 cannot reshape a swizzled buffer's minor dim)
         packed = gl.convert_layout(gl.reshape(mx_lat.index(stage * 4 + q).load(_WS_DEC_2D), [64, 4, 16]), dec)
-        x = _mx_to_e4m3(packed, sc)  # [64 t, 4 blk, 32]
+        x = _mx_to_e4m3(packed, sc, MX_LUT2)  # [64 t, 4 blk, 32]
         x = gl.permute(gl.reshape(x, [64, 2, 64]), (1, 0, 2))  # [2 c, 64 t, 64 d]
         k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
 
@@ -1740,7 +1775,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
@@ -1820,7 +1855,7 @@ if gl is not None:
         _cta_barrier()
         args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
-                 HEADS_PER_PROG, WS_SLOTS),  # (these arrive as run-time values in the partitions)
+                 HEADS_PER_PROG, WS_SLOTS, MX_LUT2),  # (run-time values in the partitions, but MX_LUT2: a constexpr)
                 (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free))
         if WS_LOADER:
             gl.static_assert(WS_TMA and WS_HALVES, "WS_LOADER feeds WS_TMA's decoders")

@@ -58,6 +58,7 @@ class Variant:
     gluon_ws_halves: bool = False  # gluon_ws (2 decoders): each copies its half with its scales by cp.async, decodes it in one op
     gluon_ws_tma: bool = False  # gluon_ws_halves: the packed bytes by TMA (one thread, the entry's mbarrier), scales by cp.async
     gluon_ws_loader: bool = False  # gluon_ws_tma: a 1-warp loader partition issues every copy; the decoders only decode
+    gluon_mx_lut2: bool = False  # gluon (MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX, same words)
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -451,6 +452,21 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=3, gluon_maxnreg=96, gluon_ws_consumer_regs=192,
             gluon_ws_decoder_regs=40, gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_ws_loader=True),
     # campaign 10's sweep: v137 439.4 us at bs256-kv8192, 236.6 at bs128-kv8192 (v133 370.0 / 200.5): slower still
+    # issue 9 / round 33 (compiled offline, not run on a GPU): the table words of each MX block cost 8 integer
+    # instructions (VIADD, LOP3 0xff: LLVM's 8-bit range check, 2 ISETP, 2 SEL, 2 IMAD), ~36 of the 336 of
+    # v133's decoder tile (4.5 blocks a thread); _MX_LUT2_PTX gives the same words in 7 (no LOP3: a 32-bit
+    # range check, d folded into the IMAD constants). Predicted ~1% of the decoder's issue slots, <= 0.5% of
+    # the kernel time (v133 370-373 us at bs256-kv8192): within noise
+    Variant("v138_n64_w4_s2_gl_mx_ws4_tma_lut", 64, 4, 2, 0, "v133 with each block's table words by one PTX block "
+            "(the same words, one integer instruction fewer a block)", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
+            gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True,
+            gluon_ws=4, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2,
+            gluon_ws_halves=True, gluon_ws_tma=True, gluon_mx_lut2=True),
+    Variant("v139_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_lut", 64, 4, 2, 0, "v117 with v138's table words (one PTX block "
+            "a block)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_lut2=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -579,7 +595,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws": "WS_SLOTS",
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
-                    "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER"}
+                    "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
