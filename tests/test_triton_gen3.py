@@ -539,6 +539,93 @@ def test_offline_sm90_sass_of_the_mx_lut2_table_words(variant, base):
         assert a["local"] <= b["local"], (a, b)
 
 
+def _vt_probe():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "probes" / "vt_ldmatrix_probe.py"
+    spec = importlib.util.spec_from_file_location("vt_ldmatrix_probe", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_v_ldsm_layouts_are_the_ones_the_model_checks():
+    """V_LDSM (v140 - v142): the kernel's load layout, PRMT selectors and both relabelling permutes are the
+    constants scripts/probes/vt_ldmatrix_probe.py's model verifies element by element (every byte of the
+    8192 A registers of a tile where wgmma reads it, P^T's k order unchanged, 8 distinct bank groups per
+    ldmatrix phase, the epilogue back in dim order); the model runs here."""
+    from mla.kernels.triton import gluon_sm90
+
+    if gluon_sm90.gl is None:
+        pytest.skip(f"no Gluon in this triton: {gluon_sm90.GLUON_IMPORT_ERROR}")
+    probe = _vt_probe()
+    assert probe.model_check(verbose=False) and probe.epilogue_check(verbose=False)
+    layout = gluon_sm90._V_LDSM
+    assert (layout.reg_bases, layout.lane_bases, layout.warp_bases) == (probe.LDSM_REG, probe.LDSM_LANE,
+                                                                          probe.LDSM_WARP)
+    assert gluon_sm90._PAIR_PTX.value == (f"prmt.b32 $0, $2, $3, {probe.PAIR_SEL[0]:#x}; "
+                                          f"prmt.b32 $1, $2, $3, {probe.PAIR_SEL[1]:#x};")
+    assert f"(0, 1, 14, 11, 12, 13, 3, 4, 6, 8, 5, 7, 2, 9, 10)" == str(probe.PERM_LDSM)
+    assert str(probe.PERM_LDSM) in gluon_sm90._v_fragments8_ldsm.src
+    assert str(probe.NATURAL_PERM_LDSM) in gluon_sm90._natural_rows_ldsm.src
+    # the warp-specialized consumers store slice by slice (_ldsm_slice_dims): the same dims as that permute
+    # (axes m5..m0, R, then s0 s1 s2: each gl.join adds a last axis -> R, then the 9 dim bits, highest first)
+    perm = probe.NATURAL_PERM_LDSM
+    for m in range(64):
+        for sl in range(8):
+            src = [(m >> (5 - i)) & 1 for i in range(6)] + [0] + [(sl >> i) & 1 for i in range(3)]
+            dim = sum(src[perm[j]] << (9 - j) for j in range(1, 10))
+            assert gluon_sm90._ldsm_slice_dims.fn(m, sl) == dim, (m, sl)
+
+
+@pytest.mark.parametrize("variant, base", [("v140_n64_w4_s2_gl_mx_ws4_tma_ldsm", "v133_n64_w4_s2_gl_mx_ws4_tma"),
+                                           ("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
+                                            "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf"),
+                                           ("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm",
+                                            "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf")])
+def test_offline_sm90_sass_of_the_ldmatrix_v_fragments(variant, base):
+    """V_LDSM (compiled offline, not run on a GPU): in each consumer loop (v140: both consumer partitions;
+    v141 / v142: the one loop) V^T's 16 LDS.128 a tile become 16 LDSM.16.MT88.4 (ldmatrix.x4.trans.b16) and
+    the byte transposes' 128 PRMT become 64 (triton 3.6: v133's consumer tile 609 / 596 -> 545 / 529
+    instructions, v116's 681 -> 616, v117's 1164 -> 1102). Decoders unchanged. No local traffic added in
+    the loop, except v142's (v117 is at 255 registers: 7 reloads and 1 spill a tile on 3.6)."""
+    k_new, new = _sass(variant)
+    k_old, old = _sass(base)
+
+    def mix(seg):
+        ops = [x.op for x in seg]
+        return dict(n=len(seg), ldsm=sum(o.startswith("LDSM.16.MT88") for o in ops),
+                    lds128=sum(o.startswith("LDS.128") for o in ops), prmt=sum(o.startswith("PRMT") for o in ops),
+                    local=sum(o.split(".")[0] in ("LDL", "STL") for o in ops))
+
+    if VARIANTS[variant].gluon_ws:
+        def consumers(sass):
+            return [mix(seg) for seg in _tile_loops(sass) if any(x.op.startswith("QGMMA") for x in seg)]
+
+        def decoders(sass):
+            return [len(seg) for seg in _tile_loops(sass) if not any(x.op.startswith("QGMMA") for x in seg)
+                    and any(x.op.startswith("PRMT") for x in seg)]
+
+        pairs = list(zip(consumers(new), consumers(old)))
+        assert len(pairs) == 2 and decoders(new) == decoders(old), (pairs, decoders(new), decoders(old))
+    else:
+        from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+        def hot(sass):
+            loop = sass_hottest_loop(sass)
+            return mix([i for f in sass_functions(sass).values() for i in f
+                        if loop.start_addr <= i.addr <= loop.end_addr])
+
+        pairs = [(hot(new), hot(old))]
+    for a, b in pairs:
+        assert a["ldsm"] == 16 and b["ldsm"] == 0, (a, b)
+        assert a["lds128"] == b["lds128"] - 16 and a["prmt"] <= b["prmt"] - 64, (a, b)
+        assert a["n"] <= b["n"] - 60, (a, b)
+        if not variant.startswith("v142"):
+            assert a["local"] <= b["local"], (a, b)
+
+
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
 gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
 

@@ -69,6 +69,11 @@ keeps generation 2's math and changes only what the measurements named:
     MX_LUT2 (v138 / v139, MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX): the same words
     for every scale byte, one integer instruction fewer a block (no 8-bit mask in the range check; compiled
     offline, not yet run on a GPU).
+    V_LDSM (v140 - v142, with PV_FP8 + V_CF + EPI_NATURAL, one warpgroup): V^T's fragments by ldmatrix.trans on
+    byte pairs (the e4m3 tile read as uint16, 16 LDSM.16.MT88.4 a thread) and one PRMT a register
+    (_v_fragments8_ldsm) instead of LDS.128 + 4x4 byte transposes (2 PRMT a register); the output dims
+    relabelled to match (_natural_rows_ldsm). Layouts checked element by element by
+    scripts/probes/vt_ldmatrix_probe.py's model; compiled offline, not yet run on a GPU.
 Measured variants v91-v137 (variants.py; docs/notes-triton.md "Generation 3").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
@@ -477,6 +482,42 @@ if gl is not None:
         d1 c1 d32 d16), k = (t4 t2 t32 t16 t1 t8)."""
         return gl.reshape(gl.permute(x, (0, 1, 5, 2, 8, 9, 6, 7, 3, 4, 10, 11)), [64, 64])
 
+    # V_LDSM: the e4m3 tile [512 = 8 c x 64 t, 64 B] read as uint16 pairs [8 c, 64 t, 32 p] (dims 2p, 2p + 1 of
+    # chunk c) in the layout triton's lowering turns into ldmatrix.x4.trans.b16 (sm90 has no 8-bit transposing
+    # ldmatrix): register bit 0 = an 8x8 matrix's row + 1 (t2), lanes 0-1 its rows + 2, + 4 (t1, t4), lanes 2-4
+    # its 8 columns of 16 bytes (p1 p2 p4 = d2 d4 d8); register bit 1 (t8) pairs the registers the PRMT merges.
+    # Every phase's 8 row addresses hit 8 distinct 16-byte bank groups of the 64-byte swizzle (the probe's model).
+    _V_LDSM: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 2, 0], [0, 8, 0], [0, 0, 8], [0, 0, 16], [0, 16, 0], [0, 32, 0], [1, 0, 0]],
+        lane_bases=[[0, 1, 0], [0, 4, 0], [0, 0, 1], [0, 0, 2], [0, 0, 4]],
+        warp_bases=[[2, 0, 0], [4, 0, 0]], block_bases=[], shape=[8, 64, 32])
+    _K16_SL: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2)  # (the bytes' swizzle)
+    _PUBLIC_REINTERPRET: gl.constexpr = gl.constexpr(hasattr(gl.shared_memory_descriptor, "reinterpret"))
+    # registers A, B (the same dim pair of tokens t and t + 8): out0 = the even dim's 4 bytes, out1 the odd dim's
+    _PAIR_PTX: gl.constexpr = gl.constexpr("prmt.b32 $0, $2, $3, 0x6240; prmt.b32 $1, $2, $3, 0x7351;")
+
+    @gluon.jit
+    def _v_fragments8_ldsm(k_lat, stage):
+        """V_LDSM: PV_FP8's 8 V^T slices by ldmatrix.x4.trans.b16 (16 LDSM a thread) + one PRMT a register.
+        Relabelled: slice s = (c1 d32 d16), m = (c4 c2 d1 d8 d4 d2), k = V_CF's (t32 t16 t4 t1 t2 t8), so
+        _store_p8(V_CF=True) stores P^T unchanged; _natural_rows_ldsm undoes the dims' relabelling."""
+        if _PUBLIC_REINTERPRET:  # (triton 3.9: reinterpret; 3.6: _reinterpret, the same memdesc_reinterpret)
+            k16 = k_lat.index(stage).reinterpret(gl.uint16, [512, 32], _K16_SL)
+        else:
+            k16 = k_lat.index(stage)._reinterpret(gl.uint16, [512, 32], _K16_SL)
+        x = k16.reshape([8, 64, 32]).load(_V_LDSM)
+        ev, od = gl.inline_asm_elementwise(_PAIR_PTX, "=r,=r,r,r", [x], dtype=(gl.uint8, gl.uint8),
+                                           is_pure=True, pack=4)
+        x = gl.reshape(gl.join(ev, od), [8, 64, 64]).to(gl.float8e4nv, bitcast=True)
+        # axes c4 c2 c1 t32 t16 [t8 = true t2] t4 [t2 = true t8] t1 d32 d16 d8 d4 d2 d1 -> m, k, then the
+        # slice bits (c1 d32 d16)
+        x = gl.permute(gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]),
+                       (0, 1, 14, 11, 12, 13, 3, 4, 6, 8, 5, 7, 2, 9, 10))
+        x0, x1, x2, x3, x4, x5, x6, x7 = _split3(x)
+        return (gl.reshape(x0, [64, 64]), gl.reshape(x1, [64, 64]), gl.reshape(x2, [64, 64]),
+                gl.reshape(x3, [64, 64]), gl.reshape(x4, [64, 64]), gl.reshape(x5, [64, 64]),
+                gl.reshape(x6, [64, 64]), gl.reshape(x7, [64, 64]))
+
     @gluon.jit
     def _v_fragments(k_smem, stage, load_layout: gl.constexpr):
         """V^T of one tile as the (fp8) register A operands of the 8 PV slices, read once with 16-byte loads.
@@ -758,7 +799,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -789,6 +830,8 @@ if gl is not None:
         gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
         gl.static_assert(not WORK_LIST or FUSED_REDUCE, "WORK_LIST's splits per element differ: the fused reduce merges")
         gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
+        gl.static_assert(not V_LDSM or (PV_FP8 and V_CF and EPI_NATURAL and WARPGROUPS == 1),
+                         "V_LDSM loads PV_FP8's V_CF fragments (one warpgroup, the EPI_NATURAL epilogue)")
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         R: gl.constexpr = BLOCK_M
         QR: gl.constexpr = 2 * R if QK_PAIRS else R  # rows of the (first) Q operand buffer
@@ -1039,7 +1082,9 @@ if gl is not None:
                 if WG2:
                     f0, f1, f2, f3 = _v_fragments8_wg2(k_smem, kst, v_load8_wg2)
                 elif PV_FP8:
-                    if V_CF:
+                    if V_LDSM:
+                        f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8_ldsm(k_smem[0], kst)
+                    elif V_CF:
                         f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8_cf, True)
                     else:
                         f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, kst, v_load8)
@@ -1158,6 +1203,9 @@ if gl is not None:
         if PV_REG and EPI_NATURAL:  # rows back in dim order in registers, then whole-row stores
             if WG2:
                 o = _natural_rows_wg2(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, R)
+            elif V_LDSM:
+                o = _natural_rows_ldsm(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv,
+                                       acc6 * inv, acc7 * inv, R)
             else:
                 o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv,
                                   acc6 * inv, acc7 * inv, R)
@@ -1199,6 +1247,14 @@ if gl is not None:
         return gl.reshape(x, [R, 512])
 
     @gluon.jit
+    def _natural_rows_ldsm(a0, a1, a2, a3, a4, a5, a6, a7, R: gl.constexpr):
+        """_natural_rows for V_LDSM's relabelling (m = c4 c2 d1 d8 d4 d2, s = c1 d32 d16)."""
+        x = gl.join(gl.join(gl.join(a0, a1), gl.join(a2, a3)), gl.join(gl.join(a4, a5), gl.join(a6, a7)))
+        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, R, 2, 2, 2])  # c4 c2 d1 d8 d4 d2, R, s0 = d16, s1 = d32, s2 = c1
+        x = gl.permute(x, (6, 0, 1, 9, 8, 7, 3, 4, 5, 2))  # R, c4 c2 c1, d32 d16 d8 d4 d2 d1
+        return gl.reshape(x, [R, 512])
+
+    @gluon.jit
     def _natural_rows_wg2(a0, a1, a2, a3, R: gl.constexpr):
         """WARPGROUPS = 2: the 4 slices acc^T_s [128 m, R] as one [R, 512] tensor in dim order
         (_v_fragments8_wg2's relabelling undone: m = d16 c4 c2 d4 c1 d32 d8, s = d1 + 2 d2)."""
@@ -1218,6 +1274,15 @@ if gl is not None:
             return c * 64 + d
         else:
             return m + s * 64
+
+    @gluon.jit
+    def _ldsm_slice_dims(m, s: gl.constexpr):
+        """The latent dim of row m of PV slice s under V_LDSM's relabelling (m = c4 c2 d1 d8 d4 d2, s = c1 d32
+        d16 -> dim = 64 c + d; _natural_rows_ldsm's permute as a formula)."""
+        c = ((m >> 5) & 1) * 4 + ((m >> 4) & 1) * 2 + ((s >> 2) & 1)
+        d = (((s >> 1) & 1) * 32 + (s & 1) * 16 + ((m >> 2) & 1) * 8 + ((m >> 1) & 1) * 4 + (m & 1) * 2
+             + ((m >> 3) & 1))
+        return c * 64 + d
 
     @gluon.jit
     def _store_slice(acc_t, row_base, dims, row_ok, SINGLE_PASS: gl.constexpr, out_blk: gl.constexpr):
@@ -1612,6 +1677,16 @@ if gl is not None:
     def _ws_consumer1(ptrs, ints, bufs):
         _ws_consumer(1, ptrs, ints, bufs)
 
+    # V_LDSM's consumers (a literal is a constexpr in the partition; a value from the args tuple is not, and
+    # the two fragment paths differ in layout, so the choice is made where the kernel picks its partitions)
+    @gluon.jit
+    def _ws_consumer0_ldsm(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs, True)
+
+    @gluon.jit
+    def _ws_consumer1_ldsm(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs, True)
+
     @gluon.jit
     def _ws_program_range(kv_indptr_ptr, num_splits):
         """This program's KV range (generation 1's split boundaries over num_splits / 2 programs per batch
@@ -1672,7 +1747,7 @@ if gl is not None:
         k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
 
     @gluon.jit
-    def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs):
+    def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs, V_LDSM: gl.constexpr = False):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
         j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY)."""
         qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr = ptrs[3], ptrs[4], ptrs[5], ptrs[6]
@@ -1720,7 +1795,10 @@ if gl is not None:
             slot = j % WS_SLOTS
             mbarrier.wait(full.index(slot), (j // WS_SLOTS) & 1)
             s_cat, _ = _qk_issue(k_smem, slot, q_hi, q_hi, zero_s2, zero_s2, True)
-            f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, slot, v_load8_cf, True)
+            if V_LDSM:
+                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8_ldsm(k_lat, slot)
+            else:
+                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8(k_smem, slot, v_load8_cf, True)
             st = _qk_wait(s_cat, s_cat, c_hi, c_lo, _WS_R, True, s_layout, True)
             pos = start + j * 64 + offs_n
             st = gl.where(pos[:, None] < visible[None, :], st, float("-inf"))
@@ -1752,12 +1830,25 @@ if gl is not None:
         l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
         lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
         gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
-        o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv, acc6 * inv,
-                          acc7 * inv, _WS_R)
-        o = gl.convert_layout(o, out_blk)
-        ptr = (part_o_ptr + part_row.to(gl.int64)[:, None] * 512
-               + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :])
-        gl.store(ptr, o, mask=row_ok[:, None])
+        if V_LDSM:  # slice by slice at their dims: _natural_rows_ldsm's [R, 512] conversion took 12 KB more
+            # shared scratch per consumer than v133's (242 KB in all: over the 227 KB an SM has)
+            row_base = part_o_ptr + part_row.to(gl.int64) * 512
+            m = gl.arange(0, 64, layout=gl.SliceLayout(0, out_blk))
+            _store_slice(acc0 * inv, row_base, _ldsm_slice_dims(m, 0), row_ok, False, out_blk)
+            _store_slice(acc1 * inv, row_base, _ldsm_slice_dims(m, 1), row_ok, False, out_blk)
+            _store_slice(acc2 * inv, row_base, _ldsm_slice_dims(m, 2), row_ok, False, out_blk)
+            _store_slice(acc3 * inv, row_base, _ldsm_slice_dims(m, 3), row_ok, False, out_blk)
+            _store_slice(acc4 * inv, row_base, _ldsm_slice_dims(m, 4), row_ok, False, out_blk)
+            _store_slice(acc5 * inv, row_base, _ldsm_slice_dims(m, 5), row_ok, False, out_blk)
+            _store_slice(acc6 * inv, row_base, _ldsm_slice_dims(m, 6), row_ok, False, out_blk)
+            _store_slice(acc7 * inv, row_base, _ldsm_slice_dims(m, 7), row_ok, False, out_blk)
+        else:
+            o = _natural_rows(acc0 * inv, acc1 * inv, acc2 * inv, acc3 * inv, acc4 * inv, acc5 * inv, acc6 * inv,
+                              acc7 * inv, _WS_R)
+            o = gl.convert_layout(o, out_blk)
+            ptr = (part_o_ptr + part_row.to(gl.int64)[:, None] * 512
+                   + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :])
+            gl.store(ptr, o, mask=row_ok[:, None])
 
     @gluon.jit
     def mla_decode_gluon_sm90_ws_kernel(
@@ -1775,7 +1866,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
@@ -1785,6 +1876,7 @@ if gl is not None:
                          and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
                          "the warp-specialized consumers are v116's loop")
         gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
+        gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
         R: gl.constexpr = BLOCK_M
@@ -1864,8 +1956,12 @@ if gl is not None:
                                [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS, 24])
         elif WS_TMA:
             gl.static_assert(WS_HALVES, "WS_TMA is WS_HALVES with the packed bytes by TMA")
-            gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_tma_lo, args),
-                                (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            if V_LDSM:
+                gl.warp_specialize([(_ws_consumer0_ldsm, args), (_ws_consumer1_ldsm, args), (_ws_tma_lo, args),
+                                    (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            else:
+                gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_tma_lo, args),
+                                    (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
         elif WS_HALVES:
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_halves_lo, args),
                                 (_ws_halves_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])

@@ -59,6 +59,7 @@ class Variant:
     gluon_ws_tma: bool = False  # gluon_ws_halves: the packed bytes by TMA (one thread, the entry's mbarrier), scales by cp.async
     gluon_ws_loader: bool = False  # gluon_ws_tma: a 1-warp loader partition issues every copy; the decoders only decode
     gluon_mx_lut2: bool = False  # gluon (MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX, same words)
+    gluon_v_ldsm: bool = False  # gluon_pv_fp8 + gluon_v_cf: V^T's fragments by ldmatrix.trans on byte pairs + 1 PRMT a register
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -467,6 +468,25 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "a block)", family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_mx_lut2=True),
+    # issue 9 / round 33 (compiled offline, not run on a GPU): the consumers' V^T fragments by ldmatrix.trans
+    # on byte pairs (V_LDSM; scripts/probes/vt_ldmatrix_probe.py: the layout model and its SASS). Offline SASS
+    # (3.6): the PRMTs of a consumer tile 136 -> 72 a warp, LDS.128 -> LDSM. Predicted: v140 -3..-5% against
+    # v133 (the consumers pace the tile: they waited on full only 13-19% in r31), v141 / v142 -3..-6% against
+    # v116 / v117 (one partition does everything there)
+    Variant("v140_n64_w4_s2_gl_mx_ws4_tma_ldsm", 64, 4, 2, 0, "v133 with the consumers' V^T fragments by "
+            "ldmatrix.trans on byte pairs + one PRMT a register", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
+            gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True,
+            gluon_ws_tma=True, gluon_v_ldsm=True),
+    Variant("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v116 with v140's ldmatrix V^T fragments",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_v_ldsm=True),
+    Variant("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v117 with v140's ldmatrix V^T fragments",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_v_ldsm=True),
     Variant("v19_n32_w4_s2_mxw_pf", 32, 4, 2, 0, "v17 + register prefetch of the next raw tile", mx_decode=2,
             dot_f16=True, prefetch=True),
     # v38..v49: reserved for the warpgroup-MMA generation. v50..: one launch per call (issue 10; not yet
@@ -595,7 +615,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws": "WS_SLOTS",
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
-                    "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2"}
+                    "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
+                    "gluon_v_ldsm": "V_LDSM"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
