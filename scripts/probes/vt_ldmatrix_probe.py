@@ -18,9 +18,9 @@ What it shows (offline sm90 compiles, no GPU):
                barrier, the 8 V^T fragments from a [2 slots, 512, 64] e4m3 tile, _pv_reg8_promoted's 16
                QGMMA into fresh accumulators + FFMA) compiled for GPUTarget("cuda", 90, 32):
                  today - gluon_sm90._v_fragments8(k_smem, slot, _WS_V_CF, True) (LDS.128 + _BYTE_T4_PTX)
-                 ldsm  - _v_fragments8_ldsm below: the slot reinterpreted as uint16 [512, 32]
+                 ldsm  - gluon_sm90._v_fragments8_ldsm (V_LDSM, v140 - v142): the slot reinterpreted as uint16 [512, 32]
                          (shared_memory_descriptor._reinterpret with NVMMASharedLayout(64, 16)), one
-                         .load(_LDSM_V) that triton's LinearLayout lowering turns into 16 LDSM.16.MT88.4,
+                         .load(_V_LDSM) that triton's LinearLayout lowering turns into 16 LDSM.16.MT88.4,
                          one inline-asm PRMT pair per 2 registers, gl.join, and relabelling permutes
                and prints the loop's instruction mix per warp per tile.
   3. b8      - whether ptxas accepts `ldmatrix.m16n16.x1.trans.b8` for sm_90a (it does not: the 8-bit
@@ -214,45 +214,7 @@ try:  # the Gluon kernels need triton >= 3.5 (3.6 here); the model above does no
 
     from mla.kernels.triton import gluon_sm90 as G
 
-    _LDSM_V: gl.constexpr = gl.DistributedLinearLayout(reg_bases=LDSM_REG, lane_bases=LDSM_LANE,
-                                                      warp_bases=LDSM_WARP, block_bases=[], shape=[8, 64, 32])
-    _K16: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2)
-    _PUBLIC_REINTERPRET: gl.constexpr = gl.constexpr(hasattr(gl.shared_memory_descriptor, "reinterpret"))
-    _PAIR_PTX: gl.constexpr = gl.constexpr(f"prmt.b32 $0, $2, $3, {PAIR_SEL[0]:#x}; "
-                                           f"prmt.b32 $1, $2, $3, {PAIR_SEL[1]:#x};")
-
-    @gluon.jit
-    def _v_fragment8_ldsm(x):
-        # axes c4 c2 c1 t32 t16 [t8 = true t2] t4 [t2 = true t8] t1 d32 d16 d8 d4 d2 d1 ->
-        # m = (c4 c2 d1 d8 d4 d2), k = (t32 t16 t4 t1 t2 t8) (true), then the slice bits (c1 d32 d16)
-        x = gl.permute(x, (0, 1, 14, 11, 12, 13, 3, 4, 6, 8, 5, 7, 2, 9, 10))  # = PERM_LDSM
-        x0, x1, x2, x3, x4, x5, x6, x7 = G._split3(x)
-        return (gl.reshape(x0, [64, 64]), gl.reshape(x1, [64, 64]), gl.reshape(x2, [64, 64]),
-                gl.reshape(x3, [64, 64]), gl.reshape(x4, [64, 64]), gl.reshape(x5, [64, 64]),
-                gl.reshape(x6, [64, 64]), gl.reshape(x7, [64, 64]))
-
-    @gluon.jit
-    def _v_fragments8_ldsm(k_lat, slot):
-        """PV_FP8's 8 V^T slices by ldmatrix.x4.trans.b16 (16 LDSM.16.MT88.4 a thread) + 1 PRMT a register:
-        slice s = (c1 d32 d16), m = (c4 c2 d1 d8 d4 d2), k = V_CF's (t32 t16 t4 t1 t2 t8)."""
-        if _PUBLIC_REINTERPRET:  # triton 3.9: reinterpret; 3.6: _reinterpret (same op, memdesc_reinterpret)
-            k16 = k_lat.index(slot).reinterpret(gl.uint16, [512, 32], _K16)
-        else:
-            k16 = k_lat.index(slot)._reinterpret(gl.uint16, [512, 32], _K16)
-        x = k16.reshape([8, 64, 32]).load(_LDSM_V)
-        ev, od = gl.inline_asm_elementwise(_PAIR_PTX, "=r,=r,r,r", [x], dtype=(gl.uint8, gl.uint8),
-                                           is_pure=True, pack=4)
-        x = gl.reshape(gl.join(ev, od), [8, 64, 64]).to(gl.float8e4nv, bitcast=True)
-        return _v_fragment8_ldsm(gl.reshape(x, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]))
-
-    @gluon.jit
-    def _natural_rows_ldsm(a0, a1, a2, a3, a4, a5, a6, a7, R: gl.constexpr):
-        """_natural_rows for _v_fragments8_ldsm's relabelling (m = c4 c2 d1 d8 d4 d2, s = c1 d32 d16)."""
-        x = gl.join(gl.join(gl.join(a0, a1), gl.join(a2, a3)), gl.join(gl.join(a4, a5), gl.join(a6, a7)))
-        x = gl.reshape(x, [2, 2, 2, 2, 2, 2, R, 2, 2, 2])  # c4 c2 d1 d8 d4 d2, R, d16 d32 c1
-        x = gl.permute(x, (6, 0, 1, 9, 8, 7, 3, 4, 5, 2))  # = NATURAL_PERM_LDSM
-        return gl.reshape(x, [R, 512])
-
+    # (the ldmatrix path is the kernel's own: gluon_sm90._v_fragments8_ldsm / _natural_rows_ldsm, V_LDSM)
     @gluon.jit
     def probe_kernel(kv_ptr, p_ptr, out_ptr, n_tiles, MODE: gl.constexpr):
         """The consumer's PV half on a fixed 2-slot K ring: per tile a barrier, the 8 fragments, 16 QGMMA."""
@@ -289,14 +251,14 @@ try:  # the Gluon kernels need triton >= 3.5 (3.6 here); the model above does no
             if MODE == 0:
                 f0, f1, f2, f3, f4, f5, f6, f7 = G._v_fragments8((k_lat, k_lat), slot, v_cf, True)
             else:
-                f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8_ldsm(k_lat, slot)
+                f0, f1, f2, f3, f4, f5, f6, f7 = G._v_fragments8_ldsm(k_lat, slot)
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = G._pv_reg8_promoted(
                 f0, f1, f2, f3, f4, f5, f6, f7, p8, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7,
                 alpha, acc_zero, a_layout)
         if MODE == 0:
             o = G._natural_rows(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, 16)
         else:
-            o = _natural_rows_ldsm(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, 16)
+            o = G._natural_rows_ldsm(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, 16)
         ob: gl.constexpr = G._WS_OUT
         o = gl.convert_layout(o, ob)
         r = gl.arange(0, 16, layout=gl.SliceLayout(1, ob))
@@ -397,8 +359,10 @@ def b8_check():
 
 
 if __name__ == "__main__":
-    assert f"gl.permute(x, {PERM_LDSM})  # = PERM_LDSM" in Path(__file__).read_text(), "kernel permute != model's"
-    assert f"gl.permute(x, {NATURAL_PERM_LDSM})  # = NATURAL_PERM_LDSM" in Path(__file__).read_text()
+    from mla.kernels.triton import gluon_sm90 as _G  # the kernel's permutes are the model's
+
+    assert str(PERM_LDSM) in _G._v_fragments8_ldsm.src, "kernel permute != model's"
+    assert str(NATURAL_PERM_LDSM) in _G._natural_rows_ldsm.src
     model_check()
     epilogue_check()
     if os.environ.get("VT_MODEL_ONLY") != "1":
