@@ -11,6 +11,7 @@ rel_l2 < 1e-2 against the fp64 reference and the leaderboard rule.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -251,6 +252,7 @@ def test_pv_fp8_byte_transpose_ptx_is_four_4x4_transposes():
                 assert got == b[:, 4 * g + d].tolist(), (g, d)
 
 
+@functools.lru_cache(maxsize=None)  # (several tests read the same variant's SASS: one compile each)
 def _sass(variant, num_splits=1):
     from triton.backends.compiler import GPUTarget
 
