@@ -192,10 +192,10 @@ def fingerprint(data, kv_format: str) -> tuple:
     """What :func:`signature` reads, as one flat tuple, for :func:`mla.decode`'s memo of its previous
     call (mla/backends/__init__.py): data pointer, shape, stride and dtype of every tensor read, the
     indptrs' version counters, and config's lengths and ``sm_scale`` (``kv_lens`` as a tuple, so a
-    list edited in place reads as changed). Equal fingerprints mean an equal signature and an equal
-    plan key. The tensors' devices are left out (a data pointer names its device: CUDA's unified
-    addressing), which keeps the call at about half of ``signature``'s cost. Raises on a malformed
-    tuple (the memo then takes the checked path, which names the problem)."""
+    list edited in place reads as changed). Equal fingerprints mean an equal signature, devices aside,
+    and an equal plan key. The devices are left out (a data pointer names its device: CUDA's unified
+    addressing), as are nested tuples, to keep the per-call cost below ``signature``'s. Raises on a
+    malformed tuple (the memo then takes the checked path, which names the problem)."""
     q, kv_data, qo, kv, cfg = data
     kv_lens = cfg.get("kv_lens")
     head = (q.data_ptr(), q.shape, q.stride(), q.dtype,

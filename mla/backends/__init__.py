@@ -127,6 +127,7 @@ def decode(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16"
     global _last
     last = _last
     request = (backend, kv_format, q_format, validate, config)
+    fp = None
     if last is not None and last.request == request and not _validate._PENDING \
             and last.failed_checks == _validate.failed_checks:
         try:
@@ -149,7 +150,9 @@ def decode(data, *, backend: str, kv_format: str = "fp8", q_format: str = "bf16"
     if _validate._PENDING:
         _validate.collect_pending(earlier=False)  # finished already (always on CPU): this call raises, not the next
     m = _LastCall()  # (only after every check this call ran has passed)
-    m.request, m.fingerprint, m.failed_checks = request, _validate.fingerprint(data, kv_format), _validate.failed_checks
+    if fp is None:  # (else the one computed above: the same inputs)
+        fp = _validate.fingerprint(data, kv_format)
+    m.request, m.fingerprint, m.failed_checks = request, fp, _validate.failed_checks
     m.plan, m.guard = p, guard
     m.replay_for = getattr(p, "replay_for", None)  # (Triton plans: TritonDecodePlan.replay_for)
     m.replay = m.replay_for(run_on) if m.replay_for is not None else None

@@ -1677,8 +1677,9 @@ if gl is not None:
     def _ws_consumer1(ptrs, ints, bufs):
         _ws_consumer(1, ptrs, ints, bufs)
 
-    # V_LDSM's consumers (a literal is a constexpr in the partition; a value from the args tuple is not, and
-    # the two fragment paths differ in layout, so the choice is made where the kernel picks its partitions)
+    # V_LDSM's consumers: an `if` on a flag taken from the args tuple compiled both branches here (triton 3.6),
+    # which fails where they differ in layout, as the two fragment paths do; a literal argument is a constexpr,
+    # so the choice is made where the kernel picks its partitions
     @gluon.jit
     def _ws_consumer0_ldsm(ptrs, ints, bufs):
         _ws_consumer(0, ptrs, ints, bufs, True)
