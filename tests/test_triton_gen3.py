@@ -754,6 +754,24 @@ def test_ws_default_rule_follows_rounds_27_31():
     assert not rule(256, 8192, lens=[8192] * 255 + [100])
 
 
+def test_ws_default_takes_v140_only_on_the_longest_programs():
+    """Rounds 33-34: v140 (v133 + V^T by ldmatrix.trans) beat v133 at 128 KV tiles a program (bs256-kv8192),
+    tied at 64 (bs128-kv8192 at 2 splits, bs256-kv4096) and lost at 32 / 16 (bs64-kv8192, bs32-kv8192): the
+    rule names it at 128 tiles only."""
+    from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, ws_default_variant
+    from mla.kernels.triton.variants import HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT
+
+    def pick(bs, kv):
+        ns = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+        return ws_default_variant("mxfp4", [kv] * bs, ns, 64)
+
+    long_, mid = HOPPER_WS_LONG_DEFAULT["mxfp4"], HOPPER_WS_DEFAULT["mxfp4"]
+    assert pick(256, 8192) == long_
+    assert [pick(128, 8192), pick(256, 4096), pick(64, 8192)] == [mid] * 3
+    assert pick(32, 8192) is None and pick(4, 1024) is None
+    assert VARIANTS[long_].gluon_ws_halves and VARIANTS[long_].gluon_kv == "mxfp4"
+
+
 def test_ws_default_needs_scale_rows_its_copies_can_read():
     """v133 copies each token's scale bytes 0..19 in 4-byte pieces: the generator's padded rows (24 bytes)
     suit it; unpadded 18-byte rows (a valid input) make the default keep v117 instead of failing."""

@@ -37,7 +37,8 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_tma_descriptors)
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
+from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT,
+                       HOPPER_WS_LONG_MIN_TILES, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options)
 
@@ -148,22 +149,32 @@ def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: i
     return 2 <= max(s for _, _, s in items) <= BALANCED_DEFAULT_MAX_SPLITS
 
 
-def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
-    """Whether the default call swaps generation 3's MXFP4 kernel for the warp-specialized one
-    (HOPPER_WS_DEFAULT, variants.py): a uniform batch whose programs each run at least
-    HOPPER_WS_MIN_TILES KV tiles at the split count already chosen (gen3-r27 / r28 / r31)."""
+def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -> str | None:
+    """The warp-specialized kernel the default call swaps generation 3's MXFP4 kernel for, or None: for a
+    uniform batch whose programs each run at least HOPPER_WS_MIN_TILES KV tiles at the split count already
+    chosen, HOPPER_WS_DEFAULT (gen3-r27 / r28 / r31), or HOPPER_WS_LONG_DEFAULT from HOPPER_WS_LONG_MIN_TILES
+    (gen3-r33 / r34; variants.py)."""
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_WS_DEFAULT or len(set(lens)) > 1:
-        return False
+        return None
     per_program = -(-lens[0] // num_splits)
-    return -(-per_program // block_n) >= HOPPER_WS_MIN_TILES
+    tiles = -(-per_program // block_n)
+    if tiles >= HOPPER_WS_LONG_MIN_TILES and kv_format in HOPPER_WS_LONG_DEFAULT:
+        return HOPPER_WS_LONG_DEFAULT[kv_format]
+    return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
+
+
+def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
+    """Whether the default call takes a warp-specialized kernel (ws_default_variant)."""
+    return ws_default_variant(kv_format, kv_lens, num_splits, block_n) is not None
 
 
 def ws_scales_fit(data, kv_format: str) -> bool:
     """Whether the MXFP4 scale rows suit the warp-specialized default's 4-byte scale copies (WS_HALVES):
     a 4-byte aligned base and row stride, rows of >= 20 bytes (the generator's 24 do); otherwise the
     default keeps generation 3's other kernel, which reads the scales byte by byte."""
-    if kv_format != "mxfp4" or not get_variant(HOPPER_WS_DEFAULT[kv_format]).gluon_ws_halves:
+    ws = [HOPPER_WS_DEFAULT.get(kv_format), HOPPER_WS_LONG_DEFAULT.get(kv_format)]
+    if kv_format != "mxfp4" or not any(get_variant(n).gluon_ws_halves for n in ws if n):
         return True
     _, aux, _, stride_sc = _kv_tensors(data, kv_format)
     return _scale_rows_copyable(aux, stride_sc)
@@ -391,9 +402,10 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
-        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) and ws_by_default(
-                kv_format, self.kv_lens, self.num_splits, self.variant.block_n) and ws_scales_fit(data, kv_format):
-            self.variant = get_variant(HOPPER_WS_DEFAULT[kv_format])  # (the same head groups, tiles and checks)
+        ws_name = ws_default_variant(kv_format, self.kv_lens, self.num_splits, self.variant.block_n) \
+            if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) else None
+        if ws_name and ws_scales_fit(data, kv_format):
+            self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
         self.partials_per_program = 2 if self.variant.gluon_ws else 1

@@ -548,7 +548,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # faster still for MXFP4 but lost accuracy over long sequences: not defaults.)
 # gen3-r14.csv: v116 / v117 (the V^T fragment loads without bank conflicts) below v113 / v114 on all 8
 # shapes (bs256-kv8192 317 vs 394 us, 419 vs 545; bs64-kv8192 99 vs 115, 117 vs 150), same rel_l2
-HOPPER_DEFAULT = {"fp8": "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
+# gen3-r33 / r34 (2026-12-02): v141 (v116 + V^T fragments by ldmatrix.trans) at or below v116 on all 9 shapes
+# measured (bs256-kv8192 305.8 vs 317.7 us, bs128-kv8192 172.5 vs 174.9, bs4-kv1024 12.96 vs 13.07), same rel_l2
+HOPPER_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 # gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
 # count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
 # bs64-kv8192 (32) a tie, bs256-kv1024 / bs32-kv8192 (16) +14% / +10%, bs4-kv8192 +42%. The default call
@@ -558,6 +560,11 @@ HOPPER_DEFAULT = {"fp8": "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf", "mxfp4": "v117_n
 # 16 (bs32-kv8192 70.0 vs 66.3). So v133 from 32 tiles
 HOPPER_WS_DEFAULT = {"mxfp4": "v133_n64_w4_s2_gl_mx_ws4_tma"}
 HOPPER_WS_MIN_TILES = 32
+# gen3-r33 / r34: v140 (v133 + V^T by ldmatrix.trans) pays only on the longest programs: 128 tiles 357.8 / 361.6
+# vs 370.4 / 376.1 us (bs256-kv8192, two runs); 64 tiles a tie (bs128-kv8192 200.4 vs 202.0, bs256-kv4096 202.0
+# vs 200.9); 32 tiles 118.3 vs 111.8 (bs64-kv8192), 16 tiles 79.2 vs 69.9 (bs32-kv8192). So v140 from 128
+HOPPER_WS_LONG_DEFAULT = {"mxfp4": "v140_n64_w4_s2_gl_mx_ws4_tma_ldsm"}
+HOPPER_WS_LONG_MIN_TILES = 128
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
