@@ -36,6 +36,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_tma_descriptors)
+from .direct import DirectLaunch
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT,
                        HOPPER_WS_LONG_MIN_TILES, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
@@ -482,6 +483,16 @@ class TritonDecodePlan:
         self.call_paths = {"launch": 0, "capture": 0, "replay": 0}  # what run() did (the device script reports it)
         self.outputs = [self.out]
         self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
+        # plain launches skip the JIT's per-call dispatch (direct.py): the fresh-input path of the default call
+        self.direct = DirectLaunch(self.kernel, self.grid, self.constexprs)
+        if self.variant.tile_reduce:
+            self.direct_reduce = DirectLaunch(mla_decode_reduce_tile_kernel, self.reduce_grid, dict(
+                NUM_HEADS=self.num_heads, SPLITS_P2=self.reduce_splits_p2, BLOCK_D=self.reduce_block_d,
+                EXACT_RNE=interpreting(), num_warps=4))
+        else:
+            self.direct_reduce = DirectLaunch(mla_decode_reduce_kernel, self.reduce_grid, dict(
+                NUM_HEADS=self.num_heads, SPLITS_P2=MAX_SPLITS, HEADS_PER_PROG=self.reduce_hp,
+                EXACT_RNE=interpreting(), num_warps=4))
         self.config = dict(variant=self.variant.name, num_splits=self.num_splits, heads_per_prog=hp,
                            block_n=self.variant.block_n, num_warps=self.variant.num_warps,
                            num_stages=self.variant.num_stages, graph=self.graph_mode or False,
@@ -556,19 +567,9 @@ class TritonDecodePlan:
 
     def _launch_args(self, args: tuple) -> torch.Tensor:
         out = self.out
-        self.kernel[self.grid](*args, **self.constexprs)
-        if self.launches == 1:
-            pass
-        elif self.variant.tile_reduce:
-            mla_decode_reduce_tile_kernel[self.reduce_grid](
-                self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits,
-                NUM_HEADS=self.num_heads, SPLITS_P2=self.reduce_splits_p2, BLOCK_D=self.reduce_block_d,
-                EXACT_RNE=interpreting(), num_warps=4)
-        else:
-            mla_decode_reduce_kernel[self.reduce_grid](
-                self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits,
-                NUM_HEADS=self.num_heads, SPLITS_P2=MAX_SPLITS, HEADS_PER_PROG=self.reduce_hp,
-                EXACT_RNE=interpreting(), num_warps=4)
+        self.direct(*args)
+        if self.launches > 1:
+            self.direct_reduce(self.part_o, self.part_lse, out, out.stride(0), out.stride(1), self.num_splits)
         return out
 
     def _ptr_key(self, data) -> tuple:

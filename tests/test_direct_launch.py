@@ -1,0 +1,147 @@
+"""The direct launch (mla/kernels/triton/direct.py): the compiled binary reused per specialization of the
+arguments, the JIT's dispatch only on a new one. CPU: the specialization key, the parameter tail and the
+reuse rule on a stand-in kernel; GPU: the same outputs as the JIT path for every generation's default, and a
+new binary (not a reused one) for a misaligned input."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mla
+from mla.kernels.triton import TritonDecodePlan
+from mla.kernels.triton import direct
+from mla.kernels.triton.direct import DirectLaunch, specialization_key
+
+
+def test_key_separates_what_triton_specializes_on():
+    a = torch.zeros(64, dtype=torch.bfloat16)
+    assert specialization_key((a, 16, 1.5, None)) == specialization_key((torch.ones(64, dtype=torch.bfloat16), 16,
+                                                                            2.5, None))
+    assert specialization_key((a,)) != specialization_key((a[1:],))  # 2-byte offset: not 16-byte aligned
+    assert specialization_key((a,)) != specialization_key((a.float(),))  # dtype
+    assert specialization_key((16,)) != specialization_key((1,)) != specialization_key((17,))  # ints: exact value
+    assert specialization_key((True,)) != specialization_key((1,))
+    with pytest.raises(direct._Unknown):
+        specialization_key(([1, 2],))
+
+
+class _Binary:
+    """Stands in for triton's CompiledKernel: records the launcher's arguments."""
+
+    def __init__(self):
+        self.function, self.packed_metadata, self.calls = object(), object(), []
+
+    def launch_metadata(self, grid, stream, *args):
+        return None
+
+    def run(self, g0, g1, g2, stream, function, meta, launch_meta, enter, exit_, *args):
+        self.calls.append(((g0, g1, g2), stream, args))
+
+
+class _Kernel:
+    """Stands in for a JITFunction: ``kernel[grid](*args, **kw)`` compiles (counted) and returns the binary."""
+
+    def __init__(self):
+        def fn(x, n, BLOCK, FLAG=False):
+            pass
+        self.fn, self.compiles, self.binaries = fn, [], []
+
+    def __getitem__(self, grid):
+        def call(*args, **kw):
+            self.compiles.append((grid, args, kw))
+            b = _Binary()
+            self.binaries.append(b)
+            return b
+        return call
+
+
+@pytest.fixture
+def no_cuda_stream(monkeypatch):
+    monkeypatch.setattr(direct, "_raw_stream", lambda device: 7)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+
+
+def test_second_call_reuses_the_binary_with_the_constexpr_tail(no_cuda_stream):
+    k = _Kernel()
+    launch = DirectLaunch(k, (4, 2), dict(BLOCK=64, num_warps=4))
+    x = torch.zeros(32)
+    launch(x, 5)
+    launch(x, 5)
+    assert len(k.compiles) == 1 and k.compiles[0][0] == (4, 2, 1) and k.compiles[0][2] == dict(BLOCK=64, num_warps=4)
+    (grid, stream, args), = k.binaries[0].calls
+    # the launcher gets every parameter in signature order: the call's, then BLOCK, then FLAG's default
+    assert grid == (4, 2, 1) and stream == 7 and args[1:] == (5, 64, False) and args[0] is x
+    assert (launch.jit_calls, launch.direct_calls) == (1, 1)
+
+
+def test_a_new_specialization_goes_through_the_jit(no_cuda_stream):
+    k = _Kernel()
+    launch = DirectLaunch(k, (1,), dict(BLOCK=64))
+    x = torch.zeros(32)
+    launch(x, 5)
+    launch(x, 6)  # another int value: a new key
+    launch(x[1:], 5)  # misaligned: a new key
+    launch([1], 5)  # an argument type the key does not model: the JIT every time
+    launch([1], 5)
+    assert len(k.compiles) == 5 and launch.direct_calls == 0
+    launch(x, 6)
+    assert launch.direct_calls == 1 and len(k.binaries[1].calls) == 1
+
+
+def test_a_kernel_without_binaries_stays_on_the_jit_path(no_cuda_stream):
+    class Interpreted(_Kernel):  # TRITON_INTERPRET=1: the call returns no compiled binary
+        def __getitem__(self, grid):
+            def call(*args, **kw):
+                self.compiles.append(args)
+            return call
+    k = Interpreted()
+    launch = DirectLaunch(k, (1,), dict(BLOCK=64))
+    for _ in range(3):
+        launch(torch.zeros(4), 1)
+    assert len(k.compiles) == 3 and launch.direct_calls == 0
+
+
+gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@gpu
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8", "mxfp4"])
+@pytest.mark.parametrize("shape", [(4, 1024), (64, 8192), (3, 333)])
+def test_gpu_direct_launch_matches_the_jit_path(kv_format, shape):
+    bs, kv = shape
+    data = mla.generate_input(bs, 1, kv, seed=21, device="cuda")
+    plan = TritonDecodePlan(data, kv_format=kv_format, graph=False)
+    plan.out.fill_(float("nan"))
+    first = plan.run(data).clone()  # the JIT path (a new specialization)
+    plan.out.fill_(float("nan"))
+    again = plan.run(data)  # the direct path
+    torch.cuda.synchronize()
+    assert plan.direct.direct_calls >= 1
+    assert torch.equal(first, again)
+    ok, msg = mla.check(data, again, reference_output=mla.reference(data, kv_format=kv_format))
+    assert ok, msg
+    fresh = mla.generate_input(bs, 1, kv, seed=22, device="cuda")  # new tensors, same plan: direct again
+    plan.out.fill_(float("nan"))
+    out = plan.run(fresh)
+    torch.cuda.synchronize()
+    assert plan.direct.direct_calls >= 2
+    ok, msg = mla.check(fresh, out, reference_output=mla.reference(fresh, kv_format=kv_format))
+    assert ok, msg
+
+
+@gpu
+def test_gpu_misaligned_query_gets_its_own_binary():
+    data = mla.generate_input(4, 1, 1024, seed=23, device="cuda")
+    plan = TritonDecodePlan(data, kv_format="bf16", graph=False)
+    plan.run(data)
+    q = data[0]
+    buf = torch.empty(q.numel() + 1, dtype=q.dtype, device="cuda")[1:].view_as(q)  # 2-byte offset
+    buf.copy_(q)
+    shifted = (buf, *data[1:])
+    jit_before = plan.direct.jit_calls
+    plan.out.fill_(float("nan"))
+    out = plan.run(shifted)
+    torch.cuda.synchronize()
+    assert plan.direct.jit_calls == jit_before + 1
+    ok, msg = mla.check(shifted, out, reference_output=mla.reference(shifted, kv_format="bf16"))
+    assert ok, msg
