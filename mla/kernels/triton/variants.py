@@ -548,8 +548,8 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # faster still for MXFP4 but lost accuracy over long sequences: not defaults.)
 # gen3-r14.csv: v116 / v117 (the V^T fragment loads without bank conflicts) below v113 / v114 on all 8
 # shapes (bs256-kv8192 317 vs 394 us, 419 vs 545; bs64-kv8192 99 vs 115, 117 vs 150), same rel_l2
-# gen3-r33 / r34 (2026-12-02): v141 (v116 + V^T fragments by ldmatrix.trans) at or below v116 on all 9 shapes
-# measured (bs256-kv8192 305.8 vs 317.7 us, bs128-kv8192 172.5 vs 174.9, bs4-kv1024 12.96 vs 13.07), same rel_l2
+# gen3-r33 / r34 (2026-12-02): v141 (v116 + V^T fragments by ldmatrix.trans) at or below v116 on 8 of the 9 shapes
+# measured, +0.1% at bs4-kv8192 (bs256-kv8192 305.8 vs 317.7 us, bs128-kv8192 172.5 vs 174.9), same rel_l2
 HOPPER_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 # gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
 # count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
