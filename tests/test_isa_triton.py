@@ -1,6 +1,12 @@
 """Triton offline compiles for gfx950 and sm90 on this CPU machine, parsed by the ISA lab."""
 
+import functools
 import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import triton
@@ -38,32 +44,49 @@ finally:
         os.environ["TRITON_INTERPRET"] = _saved
 
 
-def _tiny(target):
+def _compile_here(which: str) -> dict:
+    """One of the compiles below, in this process (the child of _compiles): its asm dict."""
     from triton.compiler import ASTSource
 
-    src = ASTSource(fn=_tiny_dot, signature={"a": "*fp32", "b": "*fp32", "c": "*fp32", "N": "constexpr"},
-                    constexprs={"N": 32})
-    return triton.compile(src, target=gpu_target(target), options={"num_warps": 4})
+    if which == "loop":
+        src = ASTSource(fn=_looped_dot, signature={"a": "*bf16", "b": "*bf16", "c": "*fp32", "n": "i32"})
+        k = triton.compile(src, target=gpu_target("sm90"), options={"num_warps": 4, "num_stages": 2})
+    else:
+        src = ASTSource(fn=_tiny_dot, signature={"a": "*fp32", "b": "*fp32", "c": "*fp32", "N": "constexpr"},
+                        constexprs={"N": 32})
+        k = triton.compile(src, target=gpu_target(which), options={"num_warps": 4})
+    return {key: k.asm[key] for key in ("amdgcn", "ptx", "cubin") if key in k.asm}
+
+
+@functools.lru_cache(maxsize=None)
+def _compiles() -> dict:
+    """The three compiles, in a child process without TRITON_INTERPRET: in this process an interpreted
+    kernel that ran earlier (the CPU suite's) can leave triton.language patched for the interpreter,
+    and gluon imported after the variable is gone refuses the interpreter's functions; whether either
+    bites depended on which tests ran before (seen 2026-12-02 on a fresh CI machine)."""
+    root = Path(__file__).resolve().parent
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "asm.pkl"
+        code = ("import pickle, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import test_isa_triton as t; "
+                "pickle.dump({w: t._compile_here(w) for w in ('gfx950', 'sm90', 'loop')}, open(sys.argv[3], 'wb'))")
+        r = subprocess.run([sys.executable, "-c", code, str(root.parent), str(root), str(out)], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return pickle.loads(out.read_bytes())
 
 
 def test_parsers_on_a_tiny_triton_dot():
-    (k,) = parse_amdgpu_asm(_tiny("gfx950").asm["amdgcn"])
+    (k,) = parse_amdgpu_asm(_compiles()["gfx950"]["amdgcn"])
     assert k.vgpr_total > 0 and k.mix["mfma"] > 0
-    assert parse_ptx(_tiny("sm90").asm["ptx"])["mma"] + parse_ptx(_tiny("sm90").asm["ptx"])["wgmma"] > 0
+    ptx = parse_ptx(_compiles()["sm90"]["ptx"])
+    assert ptx["mma"] + ptx["wgmma"] > 0
 
 
 def test_sm90_wgmma_loop_from_a_real_compile():
-    from triton.compiler import ASTSource
-
-    src = ASTSource(fn=_looped_dot, signature={"a": "*bf16", "b": "*bf16", "c": "*fp32", "n": "i32"})
-    saved = os.environ.pop("TRITON_INTERPRET", None)  # the code generator reads it for range() loops
-    try:
-        k = triton.compile(src, target=gpu_target("sm90"), options={"num_warps": 4, "num_stages": 2})
-    finally:
-        if saved is not None:
-            os.environ["TRITON_INTERPRET"] = saved
-    _, sass = _cuobjdump(k.asm["cubin"])
-    assert parse_sass(sass)["wgmma"] > 0 and parse_ptx(k.asm["ptx"])["wgmma"] > 0
+    asm = _compiles()["loop"]
+    _, sass = _cuobjdump(asm["cubin"])
+    assert parse_sass(sass)["wgmma"] > 0 and parse_ptx(asm["ptx"])["wgmma"] > 0
     loop = sass_hottest_loop(sass)
     # the 64x64x64 tile is 4 HGMMA.64x64x16 per trip, each reading 64 + 64 rows x 32 B when both come from smem
     assert loop.mix["wgmma"] == 4 and loop.mix["mma"] == 0
