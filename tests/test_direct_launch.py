@@ -88,6 +88,18 @@ def test_a_new_specialization_goes_through_the_jit(no_cuda_stream):
     assert launch.direct_calls == 1 and len(k.binaries[1].calls) == 1
 
 
+def test_another_device_gets_its_own_binary(no_cuda_stream, monkeypatch):
+    k = _Kernel()
+    launch = DirectLaunch(k, (1,), dict(BLOCK=64))
+    x = torch.zeros(32)
+    launch(x, 5)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)  # a binary is loaded per device
+    launch(x, 5)
+    assert len(k.compiles) == 2 and launch.direct_calls == 0
+    launch(x, 5)
+    assert launch.direct_calls == 1 and len(k.binaries[1].calls) == 1
+
+
 def test_a_kernel_without_binaries_stays_on_the_jit_path(no_cuda_stream):
     class Interpreted(_Kernel):  # TRITON_INTERPRET=1: the call returns no compiled binary
         def __getitem__(self, grid):

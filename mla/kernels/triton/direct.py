@@ -12,8 +12,8 @@ of the arguments and calls its launcher straight away:
 
 The specialization is recomputed here from the arguments, finer than Triton's own (so it can only
 miss, never reuse a binary built for other arguments): a tensor's dtype and whether its address is
-16-byte aligned, an int's exact value, a float's or bool's type, None, a TMA descriptor's dtype and
-block shape. Anything else (an argument type this does not know) takes the JIT path every call.
+16-byte aligned, an int's exact value, a float's or bool's type, None, a TMA descriptor's dtype, block
+shape, shape and strides; and the current device (a binary is loaded per device). Anything else (an argument type this does not know) takes the JIT path every call.
 Under ``TRITON_INTERPRET=1`` (no compiled binary) every call is the JIT path.
 """
 
@@ -93,7 +93,7 @@ class DirectLaunch:
             try:
                 if self._tail is None:
                     self._tail, self._n_args = self._signature_tail(len(args)), len(args)
-                self._binaries[key] = binary
+                self._binaries[(torch.cuda.current_device(), key)] = binary
             except _Unknown:
                 pass
         return binary
@@ -103,12 +103,15 @@ class DirectLaunch:
             key = specialization_key(args)
         except _Unknown:
             key = None
-        binary = self._binaries.get(key) if key is not None and len(args) == self._n_args else None
+        if key is None or not self._binaries or len(args) != self._n_args:
+            return self._jit(args, key)
+        device = torch.cuda.current_device()
+        binary = self._binaries.get((device, key))
         if binary is None:
             return self._jit(args, key)
         self.direct_calls += 1
         full = args + self._tail
-        stream = _raw_stream(torch.cuda.current_device())  # the stream the JIT would take (capture included)
+        stream = _raw_stream(device)  # the stream the JIT would take (capture included)
         rt = _knobs.runtime
         g = self.grid
         binary.run(g[0], g[1], g[2], stream, binary.function, binary.packed_metadata,
