@@ -266,6 +266,26 @@ def wait_pending() -> None:
     collect_pending(wait=True)
 
 
+def _device_check(canonical, with_fp8_scale: bool, data, flags):
+    """The queued check as one Triton kernel (mla/kernels/triton/contents_check.py), compiled and run once
+    here on the validated inputs (at plan build, outside any timed call; its verdict must be 0), or None
+    where it cannot run (no triton, or that first run fails): _queue then takes the torch ops of _bad."""
+    try:
+        from .kernels.triton.contents_check import ContentsCheck
+
+        check = ContentsCheck(canonical, with_fp8_scale)
+        scale = data[1]["fp8"][1] if with_fp8_scale else None
+        for slot in (0, 1):  # both pointer specializations the ring's flags take (16-byte aligned or not)
+            flags[slot] = True
+            check(data[2], data[3], scale, flags[slot])
+        torch.cuda.synchronize(data[0].device)
+        if bool(flags[:2].any()):
+            return None
+        return check
+    except Exception:  # (a machine where Triton cannot launch: the torch ops are the same rule)
+        return None
+
+
 class CallGuard:
     """Per-plan memory of validated input signatures and structures (see the module docstring)."""
 
@@ -278,6 +298,7 @@ class CallGuard:
         self.queued_checks = 0  # contents checks queued on the device instead
         self._ring = None  # (pinned flags, events) for queued checks, made at the first full check on CUDA
         self._bounds = None  # (lo, hi) int32 vectors the queued check compares against (with canonical)
+        self._check = None  # the one-kernel queued check (CUDA with triton), else the torch ops of _bad
 
     def _remember(self, sig) -> None:
         self._seen[sig] = None
@@ -299,6 +320,7 @@ class CallGuard:
             if self._ring is None and data[0].is_cuda:  # made here, outside any timed call
                 self._ring = (torch.zeros(_RING, dtype=torch.bool, pin_memory=True),
                               [torch.cuda.Event() for _ in range(_RING)])
+                self._check = _device_check(self.canonical, self.kv_format == "fp8", data, self._ring[0])
 
     def __call__(self, data, validate: str = "auto"):
         """Validate ``data`` for a call; returns the tuple the backend should run: ``data`` itself,
@@ -351,9 +373,11 @@ class CallGuard:
                               [torch.cuda.Event() for _ in range(_RING)])
             slot = self.queued_checks % _RING
             with torch.cuda.stream(side):
-                bad = self._bad(qo, kv, scale)
                 p.flag = self._ring[0][slot]
-                p.flag.copy_(bad, non_blocking=True)
+                if self._check is not None:  # one launch that writes the pinned flag itself
+                    self._check(qo, kv, scale, p.flag)
+                else:
+                    p.flag.copy_(self._bad(qo, kv, scale), non_blocking=True)
                 p.event = self._ring[1][slot]
                 p.event.record(side)
         else:  # CPU (or another synchronous device): computed now, read when collected

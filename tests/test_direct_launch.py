@@ -157,3 +157,52 @@ def test_gpu_misaligned_query_gets_its_own_binary():
     assert plan.direct.jit_calls == jit_before + 1
     ok, msg = mla.check(shifted, out, reference_output=mla.reference(shifted, kv_format="bf16"))
     assert ok, msg
+
+
+@gpu
+@pytest.mark.parametrize("variant", ["v133_n64_w4_s2_gl_mx_ws4_tma", "v140_n64_w4_s2_gl_mx_ws4_tma_ldsm"])
+def test_gpu_ws_kernel_on_new_cache_addresses_reuses_descriptor_fields(variant):
+    """The warp-specialized MXFP4 kernel's TMA descriptors for a new cache tensor are copies re-based on it
+    (gluon_sm90.ws_tma_descriptors): every new address set must read its own cache, alternating as eval.py's
+    A B A B, with the plain launch (graph=False) on the direct path."""
+    from mla.kernels.triton import gluon_sm90
+
+    sets = [mla.generate_input(2, 1, 4096, seed=40 + 13 * i, device="cuda") for i in range(3)]
+    plan = TritonDecodePlan(sets[0], kv_format="mxfp4", variant=variant, graph=False)
+    for d in sets + sets[:2]:
+        plan.out.fill_(float("nan"))
+        out = plan.run(d)
+        torch.cuda.synchronize()
+        lat, _ = plan._tma
+        assert lat.base is d[1]["mxfp4"][0]
+        ok, msg = mla.check(d, out, reference_output=mla.reference(d, kv_format="mxfp4"))
+        assert ok, msg
+    assert plan.direct.direct_calls >= 4
+    assert (sets[0][1]["mxfp4"][0].shape[0], sets[0][1]["mxfp4"][0].stride(0)) in gluon_sm90._WS_TMA_FIELDS
+
+
+def test_ws_descriptors_are_rebased_copies_that_hold_no_earlier_cache():
+    """ws_tma_descriptors keeps per-(rows, stride) fields, never a tensor: the first cache can be freed, a new
+    one gets descriptors equal to the checked constructor's but for the base; a misaligned cache is refused."""
+    import gc
+    import weakref
+
+    gluon_sm90 = pytest.importorskip("mla.kernels.triton.gluon_sm90")
+    hopper = pytest.importorskip("triton.experimental.gluon.nvidia.hopper")
+    first = torch.zeros(100, 304, dtype=torch.uint8)
+    gluon_sm90.ws_tma_descriptors(first, 304)
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None  # the field cache holds no tensor
+    second = torch.zeros(100, 304, dtype=torch.uint8)
+    got = gluon_sm90.ws_tma_descriptors(second, 304)
+    for w, d in zip(("lat", "rope"), got):
+        want = hopper.TensorDescriptor(second, [100, 288], [304, 1], gluon_sm90.WS_TMA_BLOCKS[w],
+                                       gluon_sm90.ws_tma_layout(w))
+        assert d.base is second and vars(d).keys() == vars(want).keys()
+        assert all(vars(d)[k] == vars(want)[k] for k in vars(want) if k != "base")
+    got[0].shape[0] = -1  # the copies do not share the kept lists
+    assert gluon_sm90.ws_tma_descriptors(second, 304)[0].shape[0] == 100
+    with pytest.raises(ValueError, match="16-byte"):
+        gluon_sm90.ws_tma_descriptors(torch.zeros(100 * 304 + 1, dtype=torch.uint8)[1:].view(100, 304), 304)

@@ -42,7 +42,11 @@ order), time_kernel = its 'kernel'):
 
   queue_step:<v>:<s> (GPU only) host time of each step s of CallGuard._queue (wait_stream, check_ops,
                     d2h_copy, event_record, stream_exit) in eval.py's order, flush not awaited, for
-                    the current check ops (v = current) and the ones before 5cb5538 (5 / 11 launches)
+                    the one-kernel check (v = one_kernel: mla/kernels/triton/contents_check.py, no copy
+                    step), the four torch ops it replaced (v = torch_ops; gap-r4 called them "current")
+                    and the ones before 5cb5538 (5 / 11 launches)
+  tma_descriptors:<s> (MXFP4) host time of the warp-specialized kernel's two TMA descriptors for a new
+                    cache address: Gluon's checked constructor against ws_tma_descriptors' re-based copies
 
 Every loop records the device median and p90 (events) and host_median_us / host_p90_us (perf_counter
 around the same call), and the plan's call_paths / CallGuard deltas (launches, captures, replays,
@@ -141,7 +145,10 @@ def queue_steps(guard, kv_format, make, flush, device, n: int) -> dict:
     side = mla.validate._side_stream(device)
     flags, events = guard._ring
     res: dict = {}
-    for variant, bad_fn in (("current", guard._bad), ("before_5cb5538", lambda *a: bad_before_5cb5538(guard, *a))):
+    variants = [("torch_ops", guard._bad), ("before_5cb5538", lambda *a: bad_before_5cb5538(guard, *a))]
+    if getattr(guard, "_check", None) is not None:  # the one-kernel check (it writes the flag: no copy)
+        variants.insert(0, ("one_kernel", guard._check))
+    for variant, bad_fn in variants:
         for i in range(n):
             d = make(10_000 + i)
             scale = d[1]["fp8"][1] if kv_format == "fp8" else None
@@ -151,9 +158,13 @@ def queue_steps(guard, kv_format, make, flush, device, n: int) -> dict:
             side.wait_stream(torch.cuda.current_stream(device))
             t.append(time.perf_counter())
             with torch.cuda.stream(side):
-                bad = bad_fn(d[2], d[3], scale)
-                t.append(time.perf_counter())
-                flags[i % len(flags)].copy_(bad, non_blocking=True)
+                if variant == "one_kernel":
+                    bad_fn(d[2], d[3], scale, flags[i % len(flags)])
+                    t.append(time.perf_counter())
+                else:
+                    bad = bad_fn(d[2], d[3], scale)
+                    t.append(time.perf_counter())
+                    flags[i % len(flags)].copy_(bad, non_blocking=True)
                 t.append(time.perf_counter())
                 events[i % len(events)].record(side)
                 t.append(time.perf_counter())
@@ -161,6 +172,31 @@ def queue_steps(guard, kv_format, make, flush, device, n: int) -> dict:
             torch.cuda.synchronize()
             for step, a, b in zip(QUEUE_STEPS, t, t[1:]):
                 res.setdefault((variant, step), []).append((b - a) * 1e6)
+    return res
+
+
+def descriptor_steps(make, flush, n: int) -> dict:
+    """Host time of the warp-specialized MXFP4 kernel's two TMA descriptors for a new cache address in
+    eval.py's order: Gluon's checked constructor (what every new address paid up to gap probe 4) against
+    ws_tma_descriptors' re-based copies of fields kept per cache shape. -> {step: [us, ...]}"""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    from mla.kernels.triton.gluon_sm90 import WS_TMA_BLOCKS, ws_tma_descriptors, ws_tma_layout
+    res: dict = {}
+    for i in range(n):
+        packed = make(20_000 + i)[1]["mxfp4"][0]
+        stride = packed.stride(0)
+        torch.cuda.synchronize()
+        flush.flush()  # not awaited
+        t0 = time.perf_counter()
+        tuple(TensorDescriptor(packed, [packed.shape[0], 288], [stride, 1], WS_TMA_BLOCKS[w], ws_tma_layout(w))
+              for w in ("lat", "rope"))
+        t1 = time.perf_counter()
+        ws_tma_descriptors(packed, stride)
+        t2 = time.perf_counter()
+        torch.cuda.synchronize()
+        res.setdefault("constructor", []).append((t1 - t0) * 1e6)
+        res.setdefault("rebased", []).append((t2 - t1) * 1e6)
     return res
 
 
@@ -357,6 +393,12 @@ def main(argv=None) -> int:
                     emit(**common, **meta, mode="fresh", path=f"queue_step:{variant}:{step}", status="ok",
                          message="host us of one step of CallGuard._queue, flush not awaited",
                          host_median_us=st["median"], host_p90_us=p90(us), min_us=st["min"], n=st["n"])
+                if kvf == "mxfp4":
+                    for step, us in descriptor_steps(make_q, flush, args.queue_steps).items():
+                        st = summarize(us)
+                        emit(**common, **meta, mode="fresh", path=f"tma_descriptors:{step}", status="ok",
+                             message="host us of the two TMA descriptors for a new cache address, flush not awaited",
+                             host_median_us=st["median"], host_p90_us=p90(us), min_us=st["min"], n=st["n"])
             clear_plans()
     f.close()
 
@@ -391,7 +433,7 @@ def main(argv=None) -> int:
     if steps:
         print("\nqueued contents check, host us per step (median / p90), flush not awaited")
         for kvf in formats:
-            for variant in ("current", "before_5cb5538"):
+            for variant in ("one_kernel", "torch_ops", "before_5cb5538"):
                 mine = {r["path"].split(":")[2]: r for r in steps if r["kv_format"] == kvf
                         and r["path"].split(":")[1] == variant}
                 if mine:

@@ -1985,13 +1985,37 @@ def ws_tma_layout(which: str):
     return gl.NVMMASharedLayout.get_default_for(WS_TMA_BLOCKS[which], gl.uint8)
 
 
+# validated descriptor fields per (rows, row stride): a new address of a known cache shape (eval.py's fresh
+# inputs, a new tensor every call) gets its descriptors without Gluon's constructor, whose checks and
+# layout objects cost more host time than the launch itself on the H200's host (issue 10, gap probe 5)
+_WS_TMA_FIELDS: dict = {}
+
+
 def ws_tma_descriptors(packed, stride_kv: int) -> tuple:
-    """(lat_desc, rope_desc) of the MXFP4 cache ``packed`` (rows of 288 bytes, ``stride_kv`` apart)."""
+    """(lat_desc, rope_desc) of the MXFP4 cache ``packed`` (rows of 288 bytes, ``stride_kv`` apart). The first
+    call per (rows, stride) builds them through Gluon's checked constructor and keeps their fields (never the
+    tensor); later calls re-base copies of those fields on ``packed``, whose 16-byte alignment the caller
+    checks (TritonDecodePlan._args refuses a misaligned cache before this runs)."""
+    import torch
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    shape = [packed.shape[0], 288]
-    return tuple(TensorDescriptor(packed, shape, [stride_kv, 1], WS_TMA_BLOCKS[w], ws_tma_layout(w))
-                 for w in ("lat", "rope"))
+    if packed.data_ptr() % 16 or packed.dtype != torch.uint8:
+        raise ValueError(f"the MXFP4 cache's TMA descriptors need a 16-byte aligned uint8 tensor; got ptr % 16 = "
+                         f"{packed.data_ptr() % 16}, {packed.dtype}")
+    key = (packed.shape[0], stride_kv)
+    fields = _WS_TMA_FIELDS.get(key)
+    if fields is None:
+        shape = [packed.shape[0], 288]
+        built = [TensorDescriptor(packed, shape, [stride_kv, 1], WS_TMA_BLOCKS[w], ws_tma_layout(w))
+                 for w in ("lat", "rope")]
+        fields = _WS_TMA_FIELDS[key] = tuple({k: v for k, v in vars(d).items() if k != "base"} for d in built)
+    out = []
+    for f in fields:
+        d = TensorDescriptor.__new__(TensorDescriptor)
+        d.__dict__.update({k: list(v) if isinstance(v, list) else v for k, v in f.items()})
+        d.base = packed
+        out.append(d)
+    return tuple(out)
 
 
 def ws_tma_signature() -> dict:
