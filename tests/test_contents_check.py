@@ -90,7 +90,7 @@ def test_wrong_length_is_a_value_error():
 
 @pytest.mark.skipif(not CUDA, reason="the guard builds the one-kernel check on CUDA only")
 def test_the_guard_queues_the_kernel_check_and_a_bad_indptr_still_raises():
-    mla.clear_plans()
+    mla.backends.clear_plans()
     data = mla.generate_input(4, 1, 256, seed=0, device="cuda")
     mla.decode(data, backend="triton", kv_format="fp8")
     guard = next(g for _, g in mla.backends._plans.values())
@@ -105,4 +105,4 @@ def test_the_guard_queues_the_kernel_check_and_a_bad_indptr_still_raises():
     with pytest.raises(ValueError):
         mla.decode(bad, backend="triton", kv_format="fp8")
         validate.wait_pending()
-    mla.clear_plans()
+    mla.backends.clear_plans()

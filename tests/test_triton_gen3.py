@@ -772,6 +772,31 @@ def test_ws_default_takes_v140_only_on_the_longest_programs():
     assert VARIANTS[long_].gluon_ws_halves and VARIANTS[long_].gluon_kv == "mxfp4"
 
 
+def test_ws_default_choice_runs_one_program_per_sm():
+    """r35's split sweep: the warp-specialized kernel at one program per SM beat the split count chosen for
+    v117's two per SM (bs32-kv8192: v133 at 4 splits 59.2 us, v117 at 8 66.1; bs64-kv8192: v133 at 2 splits
+    102.3, at 4 110.9). The default choice takes that split count, and the kernel by the programs' length."""
+    from mla.kernels.triton.launch import MAX_SPLITS, ws_default_choice, ws_num_splits
+    from mla.kernels.triton.variants import HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT
+
+    long_, mid = HOPPER_WS_LONG_DEFAULT["mxfp4"], HOPPER_WS_DEFAULT["mxfp4"]
+
+    def choice(bs, kv, fmt="mxfp4", lens=None):
+        return ws_default_choice(fmt, lens or [kv] * bs, 1, 132, 64)
+
+    assert choice(32, 8192) == (mid, 4)  # 32 programs x 4 = 128 <= 132 SMs; 2048 tokens = 32 tiles
+    assert choice(64, 8192) == (mid, 2)
+    assert choice(128, 8192) == (long_, 1)  # 128 tiles a program
+    assert choice(256, 8192) == (long_, 1)
+    assert choice(256, 4096) == (mid, 1)
+    assert choice(32, 4096) == (None, None)  # 4 splits of 1024 tokens: 16 tiles, v117's rule instead
+    assert choice(4, 8192) == (None, None) and choice(256, 1024) == (None, None)
+    assert choice(32, 8192, "fp8") == (None, None)
+    assert choice(32, 8192, lens=[8192] * 31 + [100]) == (None, None)  # ragged: the work list instead
+    assert ws_num_splits(1, 1 << 20, 1, 132, 64) == MAX_SPLITS // 2  # two partials a program
+    assert ws_num_splits(2, 64, 1, 132, 64) == 1  # never a split shorter than one tile
+
+
 def test_ws_default_needs_scale_rows_its_copies_can_read():
     """v133 copies each token's scale bytes 0..19 in 4-byte pieces: the generator's padded rows (24 bytes)
     suit it; unpadded 18-byte rows (a valid input) make the default keep v117 instead of failing."""
@@ -793,6 +818,21 @@ def test_default_mxfp4_call_takes_the_warp_specialized_kernel_on_long_programs()
     _checked(data, plan.variant.name, plan=plan)
     small = TritonDecodePlan(mla.generate_input(4, 1, 1024, seed=9, device="cuda"), kv_format="mxfp4", graph=False)
     assert not small.variant.gluon_ws
+
+
+@gpu
+def test_default_ws_call_at_its_own_split_count_is_right():
+    """bs32-kv8192: the default takes v133 at 4 splits (one program per SM, 8 partials), not v117 at 8; an
+    explicit num_splits keeps the kernel-by-length rule at that count."""
+    from mla.kernels.triton.variants import HOPPER_WS_DEFAULT
+
+    data = mla.generate_input(32, 1, 8192, seed=10, device="cuda")
+    plan = TritonDecodePlan(data, kv_format="mxfp4", graph=False)
+    assert plan.variant.name == HOPPER_WS_DEFAULT["mxfp4"] and plan.num_splits == 2 * 4
+    assert plan.grid[0] * plan.grid[1] * plan.grid[2] <= torch.cuda.get_device_properties(0).multi_processor_count
+    _checked(data, plan.variant.name, plan=plan)
+    given = TritonDecodePlan(data, kv_format="mxfp4", graph=False, num_splits=8)
+    assert not given.variant.gluon_ws and given.num_splits == 8
 
 
 @gpu

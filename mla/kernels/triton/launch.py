@@ -165,6 +165,26 @@ def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -
     return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
 
 
+def ws_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int) -> int:
+    """KV splits per batch element for the warp-specialized kernel: one program per SM (never a second wave
+    of these 16-warp programs), each >= one tile, at most MAX_SPLITS partials (two per program). r35 split
+    sweep (data/measured/h200/gen3-r35-sweeps.csv, kernel us): bs32-kv8192 v133 at 4 splits 59.2 against v117
+    at choose_num_splits' 8, 66.1; bs64-kv8192 v133 at 2 splits 102.3 against 4 splits 110.9."""
+    programs = batch_size * num_head_groups
+    if programs >= num_sms:
+        return 1
+    return max(1, min(num_sms // programs, max(1, max_kv_len // block_n), MAX_SPLITS // 2))
+
+
+def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: int, block_n: int) -> tuple:
+    """(warp-specialized variant, splits) the default call takes for this batch, or (None, None): the
+    splits of ws_num_splits, and the variant ws_default_variant names for programs of that length."""
+    lens = [int(n) for n in kv_lens]
+    splits = ws_num_splits(len(lens), max(lens), num_head_groups, num_sms, block_n)
+    name = ws_default_variant(kv_format, lens, splits, block_n)
+    return (name, splits) if name else (None, None)
+
+
 def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
     """Whether the default call takes a warp-specialized kernel (ws_default_variant)."""
     return ws_default_variant(kv_format, kv_lens, num_splits, block_n) is not None
@@ -403,10 +423,19 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
-        ws_name = ws_default_variant(kv_format, self.kv_lens, self.num_splits, self.variant.block_n) \
-            if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) else None
+        ws_name = None
+        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format):
+            auto_splits = (num_splits is None or num_splits == "auto") and not (
+                split_table and lookup_split_decision(split_table, self._decision_key()) is not None)
+            if auto_splits:  # the warp-specialized kernel at its own split count (one program per SM)
+                ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
+                                                       device_sm_count(self.device), self.variant.block_n)
+            else:  # splits given: the kernel by the length of the programs they make
+                ws_name = ws_default_variant(kv_format, self.kv_lens, self.num_splits, self.variant.block_n)
+                ws_splits = self.num_splits
         if ws_name and ws_scales_fit(data, kv_format):
             self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
+            self.num_splits = ws_splits
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
         self.partials_per_program = 2 if self.variant.gluon_ws else 1
