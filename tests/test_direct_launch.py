@@ -167,8 +167,14 @@ def test_gpu_ws_kernel_on_new_cache_addresses_reuses_descriptor_fields(variant):
     A B A B, with the plain launch (graph=False) on the direct path."""
     from mla.kernels.triton import gluon_sm90
 
+    from triton.backends.nvidia import driver as nvidia_driver
+
     sets = [mla.generate_input(2, 1, 4096, seed=40 + 13 * i, device="cuda") for i in range(3)]
     plan = TritonDecodePlan(sets[0], kv_format="mxfp4", variant=variant, graph=False)
+    memo = nvidia_driver.make_tensordesc_arg
+    assert getattr(memo, "mla_memoized", False)  # (direct.install_tensordesc_encode_cache)
+    plan.run(sets[0])
+    encodes = memo.encodes
     for d in sets + sets[:2]:
         plan.out.fill_(float("nan"))
         out = plan.run(d)
@@ -178,6 +184,7 @@ def test_gpu_ws_kernel_on_new_cache_addresses_reuses_descriptor_fields(variant):
         ok, msg = mla.check(d, out, reference_output=mla.reference(d, kv_format="mxfp4"))
         assert ok, msg
     assert plan.direct.direct_calls >= 4
+    assert memo.encodes - encodes <= 4  # at most two maps for each of the two new addresses, none for repeats
     assert (sets[0][1]["mxfp4"][0].shape[0], sets[0][1]["mxfp4"][0].stride(0)) in gluon_sm90._WS_TMA_FIELDS
 
 
@@ -206,3 +213,56 @@ def test_ws_descriptors_are_rebased_copies_that_hold_no_earlier_cache():
     assert gluon_sm90.ws_tma_descriptors(second, 304)[0].shape[0] == 100
     with pytest.raises(ValueError, match="16-byte"):
         gluon_sm90.ws_tma_descriptors(torch.zeros(100 * 304 + 1, dtype=torch.uint8)[1:].view(100, 304), 304)
+
+
+def test_tma_encode_memo_is_exact_per_address_and_fields():
+    """direct.memoized_tensordesc_arg: one encode per (metadata, address, dtype, shape, strides, padding); a new
+    address, shape or metadata encodes again; entries beyond the cache size are dropped; untiled or metadata-
+    less descriptors are never memoized; callers get their own lists."""
+    from types import SimpleNamespace
+
+    calls = []
+
+    def encode(arg, metadata, *rest):
+        calls.append((arg.base.data_ptr(), tuple(arg.shape), metadata["swizzle"] if metadata else None))
+        return [("map", arg.base.data_ptr(), tuple(arg.shape)), *arg.shape, *arg.strides]
+
+    memo = direct.memoized_tensordesc_arg(encode, size=2)
+    a, b = torch.zeros(64, 288, dtype=torch.uint8), torch.zeros(64, 288, dtype=torch.uint8)
+    meta, other = {"swizzle": 128}, {"swizzle": 64}
+
+    def desc(t, shape=(64, 288), mode="tiled"):
+        return SimpleNamespace(base=t, shape=list(shape), strides=[288, 1], padding="zero", mode=mode,
+                               round_f32_to_tf32=False)
+
+    first = memo(desc(a), meta)
+    again = memo(desc(a), meta, "ignored")
+    assert first == again and first is not again and len(calls) == 1
+    again.append("x")
+    assert memo(desc(a), meta) == first  # the kept value is not the caller's list
+    memo(desc(b), meta)
+    memo(desc(a, (32, 288)), meta)
+    memo(desc(a), other)
+    assert len(calls) == 4 and memo.encodes == 4 and len(memo.cache) == 2
+    memo(desc(b), meta)  # dropped by the size-2 cache: encoded again
+    assert len(calls) == 5
+    memo(desc(a, mode="im2col"), meta)
+    memo(desc(a, mode="im2col"), meta)
+    memo(desc(a), None)
+    assert len(calls) == 8
+
+
+def test_tma_encode_memo_installs_once_and_can_be_turned_off():
+    import subprocess
+    import sys
+
+    code = ("import mla.kernels.triton.launch as L; from mla.kernels.triton import direct; "
+            "from triton.backends.nvidia import driver as d; "
+            "print(L.TMA_ENCODE_CACHED, getattr(d.make_tensordesc_arg, 'mla_memoized', False), "
+            "direct.install_tensordesc_encode_cache())")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MLA_TMA_ENCODE_CACHE"}
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert on.stdout.split() == ["True", "True", "True"]
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(env, MLA_TMA_ENCODE_CACHE="0"))
+    assert off.stdout.split() == ["False", "False", "False"]

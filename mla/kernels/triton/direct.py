@@ -20,6 +20,8 @@ Under ``TRITON_INTERPRET=1`` (no compiled binary) every call is the JIT path.
 from __future__ import annotations
 
 import inspect
+import os
+from collections import OrderedDict
 
 import torch
 
@@ -117,3 +119,65 @@ class DirectLaunch:
         binary.run(g[0], g[1], g[2], stream, binary.function, binary.packed_metadata,
                    binary.launch_metadata(g, stream, *full), rt.launch_enter_hook, rt.launch_exit_hook, *full)
         return binary
+
+
+# -- the host TMA descriptors' encoding, memoized ----------------------------------------------------------
+# Triton's launcher turns every host TensorDescriptor argument into a CUtensorMap on every launch
+# (make_tensordesc_arg -> cuTensorMapEncodeTiled). The map depends only on the base address, dtype, shape,
+# strides, padding and the kernel's block / swizzle metadata, never on the tensor object, so the same map
+# for the same fields is exact, whichever tensor now lives at that address. In eval.py's order (fresh inputs,
+# the L2 flush not awaited) each driver call of a launch cost tens of us of host time on the H200 (gap probe
+# 5), and the warp-specialized MXFP4 kernel encodes two maps a launch.
+TMA_ENCODE_CACHE_SIZE = 16
+
+
+def memoized_tensordesc_arg(encode, size: int = TMA_ENCODE_CACHE_SIZE):
+    """``encode`` (Triton's make_tensordesc_arg: (arg, metadata[, ignored])) with its result kept for the last
+    ``size`` distinct (metadata, address, dtype, shape, strides, padding, tf32) keys. Tiled descriptors over
+    tensors only; anything else (no metadata, im2col, another base type) is encoded every call."""
+    cache: OrderedDict = OrderedDict()
+
+    def wrapped(arg, metadata, *rest):
+        base = getattr(arg, "base", None)
+        if (metadata is None or not isinstance(base, torch.Tensor) or getattr(arg, "mode", "tiled") != "tiled"
+                or (isinstance(metadata, dict) and metadata.get("is_im2col"))):
+            return encode(arg, metadata, *rest)
+        key = (id(metadata), base.data_ptr(), base.dtype, tuple(arg.shape), tuple(arg.strides),
+               getattr(arg, "padding", None), bool(getattr(arg, "round_f32_to_tf32", False)))
+        hit = cache.get(key)
+        if hit is not None and hit[0] is metadata:
+            cache.move_to_end(key)
+            return list(hit[1])
+        out = encode(arg, metadata, *rest)
+        cache[key] = (metadata, list(out))  # (metadata held: its id stays unique while the entry lives)
+        if len(cache) > size:
+            cache.popitem(last=False)
+        wrapped.encodes += 1
+        return out
+
+    wrapped.encodes = 0
+    wrapped.cache = cache
+    wrapped.mla_memoized = True
+    return wrapped
+
+
+def install_tensordesc_encode_cache() -> bool:
+    """Put memoized_tensordesc_arg in place of the NVIDIA driver's make_tensordesc_arg (before launchers are
+    built: triton 3.9 binds it then, 3.6 looks it up per launch). ``MLA_TMA_ENCODE_CACHE=0`` leaves Triton as it
+    is. True when the memo is in place."""
+    if os.environ.get("MLA_TMA_ENCODE_CACHE", "1") == "0":
+        return False
+    try:
+        from triton.backends.nvidia import driver as nvidia_driver
+    except Exception:  # pragma: no cover - a triton without the NVIDIA backend
+        return False
+    encode = getattr(nvidia_driver, "make_tensordesc_arg", None)
+    if encode is None:
+        return False
+    if getattr(encode, "mla_memoized", False):
+        return True
+    params = list(inspect.signature(encode).parameters)
+    if params[:2] != ["arg", "metadata"] or any(p != "_" for p in params[2:]):  # only a signature we know
+        return False
+    nvidia_driver.make_tensordesc_arg = memoized_tensordesc_arg(encode)
+    return True

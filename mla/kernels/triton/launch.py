@@ -36,12 +36,14 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, m
                       mla_decode_split_kernel)
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_tma_descriptors)
-from .direct import DirectLaunch
+from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT,
                        HOPPER_WS_LONG_MIN_TILES, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options)
+
+TMA_ENCODE_CACHED = install_tensordesc_encode_cache()  # before any launcher is built (direct.py)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
