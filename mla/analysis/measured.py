@@ -379,10 +379,11 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     """The num_splits the Triton plan resolves for this case (H200: 132 SMs): the backend's own
     ``choose_num_splits`` with the variant's minimum split length (shorter for tile-reduce
     variants) and its head grouping for this format, as ``TritonDecodePlan`` calls it. A warp-specialized
-    variant (gluon_ws) records its partials, two per program: twice the programs' split count."""
+    variant (gluon_ws) records its partials, two per program: twice the programs' split count, which the
+    default call takes from ``ws_num_splits`` (one program per SM) when it swaps that kernel in."""
     try:
         from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
-                                             heads_per_program)
+                                             heads_per_program, ws_num_splits)
         from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
     except Exception:  # triton missing: no heuristic to show
         return None
@@ -392,8 +393,9 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     v = get_variant(variant or DEFAULT_VARIANT[kv_format])
     groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, kv_format)
     min_tokens = MIN_SPLIT_TOKENS_TILE_REDUCE if v.tile_reduce else MIN_SPLIT_TOKENS
-    splits = choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
-    return 2 * splits if getattr(v, "gluon_ws", 0) else splits
+    if getattr(v, "gluon_ws", 0):
+        return 2 * ws_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
+    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
 
 
 def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132, num_cus: int = 256) -> pd.DataFrame | None:
