@@ -19,8 +19,10 @@ instead of read.
   new signature, known structure (the signature minus pointers and version counters equals one
                     already fully validated: fresh tensors of the same kind, eval.py's case):
                     no host read of device memory. The contents check is queued on a side stream
-                    (indptrs == the canonical ones, fp8 scale finite and > 0), its result copied to
-                    a pinned host flag behind a CUDA event; the call itself runs on the canonical
+                    (indptrs == the canonical ones, fp8 scale finite and > 0): one Triton kernel
+                    (mla/kernels/triton/contents_check.py) writes its verdict into a pinned host flag
+                    behind a CUDA event (the torch ops of CallGuard._bad and a copy where that kernel
+                    cannot run); the call itself runs on the canonical
                     indptrs (equal to the caller's whenever the input is valid, and always in bounds
                     of the validated shapes, so a bad indptr cannot make a kernel read out of bounds).
   new structure     everything again, synchronously, like a plan build.
