@@ -9,7 +9,6 @@ partial_dtype) with the run's provenance (default data/measured/cpu/partial-dtyp
 
 from __future__ import annotations
 
-import csv
 import os
 import sys
 from pathlib import Path
@@ -46,12 +45,7 @@ def main(out: str) -> None:
                                  timestamp_utc=prov.utc_now(), **base))
                 print({k: rows[-1][k] for k in ("case", "kv_format", "partial_dtype", "rel_l2", "rel_l2_fmt")},
                       flush=True)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    path = prov.write_rows(out, rows)
     print(f"wrote {len(rows)} rows to {path}")
 
 

@@ -7,6 +7,7 @@ every ``mla/**/*.py``) still pins the exact code that ran.
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
 import functools
 import hashlib
@@ -138,3 +139,15 @@ def invocation() -> str:
     if argv and argv[0].endswith(("mla/__main__.py", "mla/bench/__main__.py")):
         argv = ["python", "-m", "mla.bench" if "bench/__main__" in argv[0] else "mla", *argv[1:]]
     return shlex.join(argv)
+
+
+def write_rows(path, rows: list[dict]) -> Path:
+    """``rows`` (dicts with the same keys, each carrying its provenance columns) as a new CSV at ``path``
+    (parents made): the probes' one writer. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path

@@ -11,7 +11,6 @@ than the host here for small kernels only when the host is faster; a sync closes
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 import time
@@ -82,12 +81,7 @@ def main(argv=None) -> int:
                                  host_floor_us=floor, command=prov.invocation()))
             print(f"{name} {fmt:5s} {plan.variant.name:45s} jit {result['jit']:7.1f} us  direct {result['direct']:6.1f} "
                   f"us  ({plan.launches} launch(es); host floor {floor:.1f})", flush=True)
-    out = Path(args.out_dir) / "direct-launch.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    out = prov.write_rows(Path(args.out_dir) / "direct-launch.csv", rows)
     print(f"wrote {len(rows)} rows to {out}")
     return 0 if all(r["status"] == "ok" for r in rows) else 1
 

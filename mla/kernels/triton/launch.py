@@ -427,9 +427,7 @@ class TritonDecodePlan:
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         ws_name = None
         if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format):
-            auto_splits = (num_splits is None or num_splits == "auto") and not (
-                split_table and lookup_split_decision(split_table, self._decision_key()) is not None)
-            if auto_splits:  # the warp-specialized kernel at its own split count (one program per SM)
+            if self.splits_by_heuristic:  # the warp-specialized kernel at its own split count (one program per SM)
                 ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
                                                        device_sm_count(self.device), self.variant.block_n)
             else:  # splits given: the kernel by the length of the programs they make
@@ -533,11 +531,14 @@ class TritonDecodePlan:
 
     # -- split choice ---------------------------------------------------------------------------
     def _resolve_splits(self, num_splits, data, split_table) -> int:
+        """The split count; sets ``splits_by_heuristic`` (neither given nor from the split table)."""
+        self.splits_by_heuristic = False
         if num_splits is None or num_splits == "auto":
             if split_table:
                 hit = lookup_split_decision(split_table, self._decision_key())
                 if hit is not None:
                     return hit
+            self.splits_by_heuristic = True
             return choose_num_splits(self.batch_size, self.max_kv_len, self.num_head_groups,
                                      device_sm_count(self.device), self.variant.block_n,
                                      MIN_SPLIT_TOKENS_TILE_REDUCE if self.variant.tile_reduce or self.fused_reduce
