@@ -385,3 +385,37 @@ def test_fresh_and_graph_floor_columns_on_every_row(torch_rows, tmp_path):
     old.to_csv(tmp_path / "old.csv", index=False)
     back = load_results(tmp_path / "old.csv")
     assert back.graph_floor_us.isna().all() and back.fresh_median_us.isna().all()
+
+
+def test_l2_flush_kind_and_cold_read_floor_columns():
+    from mla.bench.harness import iter_bench
+    from mla.bench.timers import L2Flush
+
+    for c in ("l2_flush", "cold_read_floor_us"):
+        assert c in COLUMNS
+    with pytest.raises(ValueError, match="unknown l2_flush 'clean'"):
+        next(iter_bench([TINY], ["torch"], ["bf16"], device="cpu", bandwidth=dict(read_gbs=1.0, copy_gbs=1.0),
+                        l2_flush="clean"))
+    with pytest.raises(ValueError, match="unknown L2 flush kind 'dirty'"):
+        L2Flush(torch.device("cpu"), "dirty")  # refused before any device query
+
+
+def test_old_files_load_without_the_flush_columns(torch_rows, tmp_path):
+    old = torch_rows.drop(columns=["l2_flush", "cold_read_floor_us"])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    back = load_results(tmp_path / "old.csv")
+    assert back.l2_flush.isna().all() and back.cold_read_floor_us.isna().all()
+    assert torch_rows.cold_read_floor_us.isna().all()  # a CPU run: no kernel mode, no floor
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the kernel mode and the read floor need a GPU")
+@pytest.mark.parametrize("kind", ["write", "read"])
+def test_kernel_rows_carry_the_flush_and_a_read_floor_of_their_bytes(kind):
+    from mla.bench.harness import run_bench
+
+    df = run_bench([TINY], ["torch"], kv_formats=["bf16"], modes=["kernel"], device="cuda",
+                   rule=StoppingRule(min_runs=3, max_runs=5, max_seconds=0.2),
+                   bandwidth=dict(read_gbs=1.0, copy_gbs=1.0), l2_flush=kind)
+    row = df.iloc[0]
+    assert row.status == "ok" and row.l2_flush == kind
+    assert 0 < row.cold_read_floor_us < 1e4

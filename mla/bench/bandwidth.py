@@ -79,3 +79,22 @@ def measure_graph_floor(device: torch.device, rule: StoppingRule) -> float:
     samples = time_events(graph.replay, rule, flush=L2Flush(device))
     del graph
     return summarize(samples)["median"]
+
+
+def measure_cold_read_floor(device: torch.device, nbytes: int, flush, rule: StoppingRule) -> float:
+    """Median time of one read pass over ``nbytes`` (``torch.sum`` of an fp32 buffer, captured in a
+    CUDA graph) replayed right after ``flush``, exactly as the 'kernel' mode times a decode: the
+    lowest kernel time a call that reads that many bytes can show in this run. Beside the 4 GiB
+    read probe it adds what a short read pays and a long one hides: the graph launch's latency, the
+    DRAM pipeline's ramp and tail, and, after a 'write' flush, the write-back of the flush's dirty
+    L2 lines (``cold_read_floor_us``)."""
+    from .timers import capture_graph, time_graph
+
+    n = max(int(nbytes) // 4, 1024)
+    src = torch.ones(n, dtype=torch.float32, device=device)
+    acc = torch.empty((), dtype=torch.float32, device=device)
+    graph = capture_graph(lambda: torch.sum(src, dim=0, out=acc))
+    try:
+        return summarize(time_graph(graph, rule, flush))["median"]
+    finally:
+        del graph, src

@@ -31,10 +31,10 @@ from ..check import accuracy_metrics, check
 from ..inputs import generate_case
 from ..reference import reference
 from . import provenance as prov
-from .bandwidth import measure_bandwidth
+from .bandwidth import measure_bandwidth, measure_cold_read_floor
 from .schema import TIME_COLUMNS, empty_row, rows_to_frame
 from .stats import StoppingRule, summarize
-from .timers import (FRESH_SEED_STEP, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh, time_kernel,
+from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh, time_kernel,
                      validate_modes)
 
 CHECK_SEED_OFFSET = 1_000_003  # check inputs: a different seed than any case's timing seed
@@ -276,24 +276,38 @@ def check_names(backends, kv_formats, q_formats) -> None:
 
 def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), configs=({},), *,
                modes=None, device=None, rule: StoppingRule | None = None, run_id: str | None = None,
-               bandwidth: dict | None = None, progress: Callable[[dict], None] | None = None) -> Iterator[dict]:
+               bandwidth: dict | None = None, progress: Callable[[dict], None] | None = None,
+               l2_flush: str = "write") -> Iterator[dict]:
     """Yield one schema row per (case x backend x kv_format x q_format x config), case-major so
-    each case's inputs are made once. ``bandwidth`` skips the probe (tests, replays)."""
+    each case's inputs are made once. ``bandwidth`` skips the probe (tests, replays). ``l2_flush``:
+    how the cold, kernel and fresh modes evict the L2 (timers.L2Flush: 'write', eval.py's, or 'read').
+    With the 'kernel' mode each row also gets ``cold_read_floor_us``, one read of its ``io_bytes``
+    timed the same way (measured once per byte count)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     modes = validate_modes(modes or default_modes(device), device)
     rule = rule or StoppingRule()
     check_names(backends, kv_formats, q_formats)
+    if l2_flush not in L2_FLUSH_KINDS:
+        raise ValueError(f"unknown l2_flush {l2_flush!r}; choose from {L2_FLUSH_KINDS}")
     run_id = run_id or prov.new_run_id(device)
     bw = bandwidth if bandwidth is not None else measure_bandwidth(device)
     base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"],
                 host_floor_us=bw.get("host_floor_us", float("nan")),
                 graph_floor_us=bw.get("graph_floor_us", float("nan")))
-    flush = L2Flush(device) if device.type == "cuda" and {"cold", "kernel", "fresh"} & set(modes) else None
+    flush = L2Flush(device, l2_flush) if device.type == "cuda" and {"cold", "kernel", "fresh"} & set(modes) else None
+    if flush is not None:
+        base["l2_flush"] = l2_flush
+    read_floors: dict[int, float] = {}
     for case in cases:
         inputs = _CaseInputs(case, device)
         for backend, kvf, qf, cfg in itertools.product(backends, kv_formats, q_formats, configs):
             row = add_bandwidth_columns(bench_one(inputs, backend, kvf, qf, dict(cfg), modes=modes,
                                                   rule=rule, flush=flush, base=base))
+            if flush is not None and "kernel" in modes and row["status"] == "ok":
+                nbytes = int(row["io_bytes"])
+                if nbytes not in read_floors:
+                    read_floors[nbytes] = measure_cold_read_floor(device, nbytes, flush, rule)
+                row["cold_read_floor_us"] = read_floors[nbytes]
             if progress:
                 progress(row)
             yield row

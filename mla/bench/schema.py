@@ -58,11 +58,15 @@ COLUMNS: dict[str, str] = {
     "command": "object",  # the command line that wrote the row
     "host_floor_us": "float64",  # this run's cost of one tiny torch op timed like a 'cold' call
     "graph_floor_us": "float64",  # this run's one-kernel CUDA-graph replay of a near-empty kernel, timed like 'cold'
+    "l2_flush": "object",  # how cold / kernel / fresh evicted the L2: 'write' (a zeroing pass, eval.py's) or 'read'
+    "cold_read_floor_us": "float64",  # one graph-replayed read of io_bytes, timed like 'kernel' (same flush)
 }
 # columns added after the first H200 campaign: files without them still load (filled empty)
 OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan, "graph_floor_us": math.nan,
                     **{f"fresh_{s}": math.nan for s in TIME_STATS}, "fresh_gbs": math.nan,
-                    "fresh_pct_read_bw": math.nan}
+                    "fresh_pct_read_bw": math.nan,
+                    # not recorded: every GPU run before the column existed flushed by zeroing ('write')
+                    "l2_flush": None, "cold_read_floor_us": math.nan}
 
 
 def empty_row() -> dict:

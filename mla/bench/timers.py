@@ -1,6 +1,7 @@
 """The timing modes. Each returns a list of per-call times in microseconds.
 
-cold    L2 flushed (a buffer >= 8x the L2 is zeroed), the device synchronized, then device events
+cold    L2 flushed (a buffer >= 8x the L2 is zeroed: ``L2Flush``, whose 'read' kind leaves the L2
+        clean instead), the device synchronized, then device events
         around the whole Python call. The sync after the flush keeps the call's host cost (plan
         lookup, wrapper, launches) inside the timed region, as in the anchors' method
         (/work/shared/anchors: a near-empty Triton launch measures ~22 us there).
@@ -69,18 +70,35 @@ def time_cpu(fn: Callable[[], object], rule: StoppingRule, warmup: int = 2,
 
 
 # --- GPU ---------------------------------------------------------------------------------------
-class L2Flush:
-    """A device buffer of max(1 GiB, 8 x L2) bytes; ``flush()`` zeroes it (a write pass evicts the
-    L2). 1 GiB matches the anchors and the leaderboard's scale; 8 x L2 covers larger caches."""
+L2_FLUSH_KINDS = ("write", "read")
 
-    def __init__(self, device: torch.device):
+
+class L2Flush:
+    """A device buffer of max(1 GiB, 8 x L2) bytes whose ``flush()`` evicts the L2.
+
+    kind 'write' (the default, eval.py's method: its 256 MB ``fill_``) zeroes the buffer, so the L2
+    is left full of *dirty* lines that the next kernel's reads must write back to DRAM first;
+    kind 'read' sums the buffer into one scalar, so the L2 is left holding clean lines. The
+    difference is the flush's write-back, paid by whatever runs next (docs/notes-harness.md).
+    1 GiB matches the anchors and the leaderboard's scale; 8 x L2 covers larger caches."""
+
+    def __init__(self, device: torch.device, kind: str = "write"):
+        if kind not in L2_FLUSH_KINDS:
+            raise ValueError(f"unknown L2 flush kind {kind!r}; choose from {L2_FLUSH_KINDS}")
+        self.kind = kind
         props = torch.cuda.get_device_properties(device)
         l2 = int(getattr(props, "L2_cache_size", 0) or 0)
         self.nbytes = max(1 << 30, 8 * l2)
         self.buf = torch.empty(self.nbytes // 4, dtype=torch.int32, device=device)
+        if kind == "read":
+            self.buf.zero_()
+            self._sink = torch.empty((), dtype=torch.int64, device=device)
 
     def flush(self) -> None:
-        self.buf.zero_()
+        if self.kind == "write":
+            self.buf.zero_()
+        else:
+            torch.sum(self.buf, dim=0, out=self._sink)
 
 
 def time_events(fn: Callable[[], object], rule: StoppingRule, *, flush: L2Flush | None,
