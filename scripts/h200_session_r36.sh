@@ -2,9 +2,12 @@
 # The device calls of 2026-12-02's third session, one part per call:
 #   r36a  GPU tests of the flush kind and the cold read floor; the L2 flush probe (a read of N bytes after a
 #         write flush, a read flush, none); the leaderboard's default calls in kernel mode under each flush
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r36.sh r36a      (writes $OUT/*)
+#   r36b  GPU tests of the fresh mode's flush; campaign 15 (FlashInfer and the Triton default call; fresh under
+#         eval.py's own 62.5 GiB randn flush); the Triton fresh rows again under the old 1 GiB zeroing (A/B);
+#         fp8 split counts at bs4 / bs8 (kernel time)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r36.sh r36a|r36b      (writes $OUT/*)
 set -u
-PART=${1:?which part: r36a}
+PART=${1:?which part: r36a or r36b}
 OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
 LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=.carry/fi; FAILURES=()
 source scripts/_device_steps.sh
@@ -19,6 +22,19 @@ r36a)
       --kv-format bf16,fp8,mxfp4 --mode kernel --l2-flush $kind --out "$OUT/flush-$kind-r36a.csv"
   done
   ;;
-*) echo "unknown part $PART (r36a)" >&2; exit 2 ;;
+r36b)
+  step pytest 90 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -k "flush or read" \
+    --junitxml="$OUT/pytest-r36b.xml"
+  OUT="$OUT/c15" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
+  for f in triton flashinfer; do mv "$OUT/c15/$f.csv" "$OUT/campaign15-$f.csv" 2>/dev/null; done
+  mv "$OUT/c15/campaign.log" "$OUT/campaign15.log" 2>/dev/null; rm -rf "$OUT/c15"
+  tail -40 "$OUT/campaign15.log"
+  B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
+  step fresh-write 90 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode fresh --fresh-flush write \
+    --out "$OUT/fresh-ab-r36b.csv"
+  step splits 90 $B --cases bs4-kv8192-q1-h16,bs4-kv4096-q1-h16,bs8-kv8192-q1-h16 --kv-format fp8 --mode kernel \
+    --sweep num_splits=auto,16,32,64 --out "$OUT/splits-r36b.csv"
+  ;;
+*) echo "unknown part $PART (r36a, r36b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

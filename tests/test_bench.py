@@ -391,31 +391,38 @@ def test_l2_flush_kind_and_cold_read_floor_columns():
     from mla.bench.harness import iter_bench
     from mla.bench.timers import L2Flush
 
-    for c in ("l2_flush", "cold_read_floor_us"):
+    for c in ("l2_flush", "kernel_read_us"):
         assert c in COLUMNS
     with pytest.raises(ValueError, match="unknown l2_flush 'clean'"):
         next(iter_bench([TINY], ["torch"], ["bf16"], device="cpu", bandwidth=dict(read_gbs=1.0, copy_gbs=1.0),
                         l2_flush="clean"))
+    with pytest.raises(ValueError, match="unknown fresh_flush 'short'"):
+        next(iter_bench([TINY], ["torch"], ["bf16"], device="cpu", bandwidth=dict(read_gbs=1.0, copy_gbs=1.0),
+                        fresh_flush="short"))
     with pytest.raises(ValueError, match="unknown L2 flush kind 'dirty'"):
         L2Flush(torch.device("cpu"), "dirty")  # refused before any device query
 
 
 def test_old_files_load_without_the_flush_columns(torch_rows, tmp_path):
-    old = torch_rows.drop(columns=["l2_flush", "cold_read_floor_us"])
+    old = torch_rows.drop(columns=["l2_flush", "fresh_flush", "kernel_read_us"])
     old.to_csv(tmp_path / "old.csv", index=False)
     back = load_results(tmp_path / "old.csv")
-    assert back.l2_flush.isna().all() and back.cold_read_floor_us.isna().all()
-    assert torch_rows.cold_read_floor_us.isna().all()  # a CPU run: no kernel mode, no floor
+    assert back.l2_flush.isna().all() and back.fresh_flush.isna().all() and back.kernel_read_us.isna().all()
+    # r36a's files named the read column cold_read_floor_us: read back under today's name
+    torch_rows.rename(columns={"kernel_read_us": "cold_read_floor_us"}).assign(cold_read_floor_us=12.5).to_csv(
+        tmp_path / "r36a.csv", index=False)
+    assert (load_results(tmp_path / "r36a.csv").kernel_read_us == 12.5).all()
+    assert torch_rows.kernel_read_us.isna().all()  # a CPU run: no kernel mode, no floor
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the kernel mode and the read floor need a GPU")
 @pytest.mark.parametrize("kind", ["write", "read"])
-def test_kernel_rows_carry_the_flush_and_a_read_floor_of_their_bytes(kind):
+def test_kernel_rows_carry_the_flush_and_a_read_of_their_bytes(kind):
     from mla.bench.harness import run_bench
 
-    df = run_bench([TINY], ["torch"], kv_formats=["bf16"], modes=["kernel"], device="cuda",
+    df = run_bench([TINY], ["torch"], kv_formats=["bf16"], modes=["kernel", "fresh"], device="cuda",
                    rule=StoppingRule(min_runs=3, max_runs=5, max_seconds=0.2),
-                   bandwidth=dict(read_gbs=1.0, copy_gbs=1.0), l2_flush=kind)
-    row = df.iloc[0]
-    assert row.status == "ok" and row.l2_flush == kind
-    assert 0 < row.cold_read_floor_us < 1e4
+                   bandwidth=dict(read_gbs=1.0, copy_gbs=1.0), l2_flush=kind, fresh_flush=kind)
+    row = df.iloc[0]  # (not 'eval' here: its 40%-of-free-memory buffer per test worker would not fit)
+    assert row.status == "ok" and row.l2_flush.startswith(kind + ":") and row.fresh_flush.startswith(kind + ":")
+    assert 0 < row.kernel_read_us < 1e4 and row.fresh_median_us > 0

@@ -81,13 +81,13 @@ def measure_graph_floor(device: torch.device, rule: StoppingRule) -> float:
     return summarize(samples)["median"]
 
 
-def measure_cold_read_floor(device: torch.device, nbytes: int, flush, rule: StoppingRule) -> float:
+def measure_kernel_read(device: torch.device, nbytes: int, flush, rule: StoppingRule) -> float:
     """Median time of one read pass over ``nbytes`` (``torch.sum`` of an fp32 buffer, captured in a
-    CUDA graph) replayed right after ``flush``, exactly as the 'kernel' mode times a decode: the
-    lowest kernel time a call that reads that many bytes can show in this run. Beside the 4 GiB
-    read probe it adds what a short read pays and a long one hides: the graph launch's latency, the
-    DRAM pipeline's ramp and tail, and, after a 'write' flush, the write-back of the flush's dirty
-    L2 lines (``cold_read_floor_us``)."""
+    CUDA graph) replayed right after ``flush``, exactly as the 'kernel' mode times a decode
+    (``kernel_read_us``). A same-run reference, not a bound (a decode can beat torch's sum): beside
+    the 4 GiB read probe it carries what a short read pays and a long one hides, the graph launch's
+    latency, the DRAM pipeline's ramp and tail, and, after a 'write' flush, the write-back of the
+    flush's dirty L2 lines."""
     from .timers import capture_graph, time_graph
 
     n = max(int(nbytes) // 4, 1024)

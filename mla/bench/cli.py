@@ -247,7 +247,8 @@ def cmd_bench(args) -> int:
         bar.set_description_str(f"{case.name}: building inputs ({case.total_kv:,} KV tokens)")
         bar.refresh()
         for row in iter_bench([case], names, kvfs, qfs, configs, modes=modes, device=device, rule=rule,
-                              run_id=run_id, bandwidth=bandwidth, l2_flush=args.l2_flush):
+                              run_id=run_id, bandwidth=bandwidth, l2_flush=args.l2_flush,
+                              fresh_flush=args.fresh_flush):
             if (row["backend"], row["kv_format"], row["q_format"]) not in wanted:
                 continue  # declared skipped above (a backend that does not take this format)
             rows.append(row)
@@ -339,9 +340,11 @@ def register(sub) -> None:
     p.add_argument("--max-gb", type=float, default=None,
                    help="CPU: skip cases whose inputs need more host memory than this (default: half of MemAvailable)")
     p.add_argument("--append", action="store_true", help="add rows to an existing --out of the same schema")
-    p.add_argument("--l2-flush", default="write", choices=("write", "read"),
-                   help="how cold/kernel/fresh evict the L2: 'write' zeroes a 1 GiB buffer (eval.py's method: "
-                        "dirty lines the timed call writes back) or 'read' sums it (clean lines)")
+    p.add_argument("--l2-flush", default="write", choices=("write", "read", "eval"),
+                   help="how cold/kernel evict the L2: 'write' zeroes 1 GiB (dirty lines the timed call writes "
+                        "back), 'read' sums it (clean lines), 'eval' is eval.py's 62.5 GiB randn")
+    p.add_argument("--fresh-flush", default="eval", choices=("write", "read", "eval"),
+                   help="the fresh mode's flush (default eval.py's own, ~15 ms: host work under it is hidden)")
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--max-runs", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=1.0, help="sampling time cap per mode per row")

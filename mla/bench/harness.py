@@ -31,7 +31,7 @@ from ..check import accuracy_metrics, check
 from ..inputs import generate_case
 from ..reference import reference
 from . import provenance as prov
-from .bandwidth import measure_bandwidth, measure_cold_read_floor
+from .bandwidth import measure_bandwidth, measure_kernel_read
 from .schema import TIME_COLUMNS, empty_row, rows_to_frame
 from .stats import StoppingRule, summarize
 from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh, time_kernel,
@@ -138,7 +138,8 @@ def _verify(plan, data, inputs: _CaseInputs, which: str, kv_format: str, q_forma
 
 
 def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, config: dict, *,
-              modes: tuple[str, ...], rule: StoppingRule, flush: L2Flush | None, base: dict) -> dict:
+              modes: tuple[str, ...], rule: StoppingRule, flush: L2Flush | None, base: dict,
+              fresh_flush: L2Flush | None = None) -> dict:
     """One schema row. Status: ok | failed (check) | unsupported (plan raised ValueError) |
     unavailable (BackendUnavailable, module missing) | error (anything else raised)."""
     case = inputs.case
@@ -184,7 +185,8 @@ def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, 
             elif mode in ("cold", "warm"):
                 samples = time_events(call, rule, flush=flush if mode == "cold" else None)
             elif mode == "fresh":
-                samples, failure = _time_fresh(inputs, plan, backend, kv_format, q_format, config, rule, flush)
+                samples, failure = _time_fresh(inputs, plan, backend, kv_format, q_format, config, rule,
+                                               fresh_flush or flush)
                 if failure:
                     _clear_times(row)
                     return {**row, "check_ok": False, "status": "failed", "message": failure}
@@ -277,37 +279,43 @@ def check_names(backends, kv_formats, q_formats) -> None:
 def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), configs=({},), *,
                modes=None, device=None, rule: StoppingRule | None = None, run_id: str | None = None,
                bandwidth: dict | None = None, progress: Callable[[dict], None] | None = None,
-               l2_flush: str = "write") -> Iterator[dict]:
+               l2_flush: str = "write", fresh_flush: str = "eval") -> Iterator[dict]:
     """Yield one schema row per (case x backend x kv_format x q_format x config), case-major so
     each case's inputs are made once. ``bandwidth`` skips the probe (tests, replays). ``l2_flush``:
-    how the cold, kernel and fresh modes evict the L2 (timers.L2Flush: 'write', eval.py's, or 'read').
-    With the 'kernel' mode each row also gets ``cold_read_floor_us``, one read of its ``io_bytes``
+    how the cold and kernel modes evict the L2 (timers.L2Flush: 'write', 'read' or 'eval'); ``fresh_flush``:
+    the fresh mode's flush ('eval', eval.py's own, by default).
+    With the 'kernel' mode each row also gets ``kernel_read_us``, one read of its ``io_bytes``
     timed the same way (measured once per byte count)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     modes = validate_modes(modes or default_modes(device), device)
     rule = rule or StoppingRule()
     check_names(backends, kv_formats, q_formats)
-    if l2_flush not in L2_FLUSH_KINDS:
-        raise ValueError(f"unknown l2_flush {l2_flush!r}; choose from {L2_FLUSH_KINDS}")
+    for name, kind in (("l2_flush", l2_flush), ("fresh_flush", fresh_flush)):
+        if kind not in L2_FLUSH_KINDS:
+            raise ValueError(f"unknown {name} {kind!r}; choose from {L2_FLUSH_KINDS}")
     run_id = run_id or prov.new_run_id(device)
     bw = bandwidth if bandwidth is not None else measure_bandwidth(device)
     base = dict(prov.provenance(device, run_id), read_gbs=bw["read_gbs"], copy_gbs=bw["copy_gbs"],
                 host_floor_us=bw.get("host_floor_us", float("nan")),
                 graph_floor_us=bw.get("graph_floor_us", float("nan")))
-    flush = L2Flush(device, l2_flush) if device.type == "cuda" and {"cold", "kernel", "fresh"} & set(modes) else None
+    on_gpu = device.type == "cuda"
+    flush = L2Flush(device, l2_flush) if on_gpu and {"cold", "kernel"} & set(modes) else None
+    fresh = L2Flush(device, fresh_flush) if on_gpu and "fresh" in modes else None
     if flush is not None:
-        base["l2_flush"] = l2_flush
-    read_floors: dict[int, float] = {}
+        base["l2_flush"] = flush.label
+    if fresh is not None:
+        base["fresh_flush"] = fresh.label
+    read_refs: dict[int, float] = {}
     for case in cases:
         inputs = _CaseInputs(case, device)
         for backend, kvf, qf, cfg in itertools.product(backends, kv_formats, q_formats, configs):
             row = add_bandwidth_columns(bench_one(inputs, backend, kvf, qf, dict(cfg), modes=modes,
-                                                  rule=rule, flush=flush, base=base))
+                                                  rule=rule, flush=flush, base=base, fresh_flush=fresh))
             if flush is not None and "kernel" in modes and row["status"] == "ok":
                 nbytes = int(row["io_bytes"])
-                if nbytes not in read_floors:
-                    read_floors[nbytes] = measure_cold_read_floor(device, nbytes, flush, rule)
-                row["cold_read_floor_us"] = read_floors[nbytes]
+                if nbytes not in read_refs:
+                    read_refs[nbytes] = measure_kernel_read(device, nbytes, flush, rule)
+                row["kernel_read_us"] = read_refs[nbytes]
             if progress:
                 progress(row)
             yield row

@@ -58,23 +58,29 @@ COLUMNS: dict[str, str] = {
     "command": "object",  # the command line that wrote the row
     "host_floor_us": "float64",  # this run's cost of one tiny torch op timed like a 'cold' call
     "graph_floor_us": "float64",  # this run's one-kernel CUDA-graph replay of a near-empty kernel, timed like 'cold'
-    "l2_flush": "object",  # how cold / kernel / fresh evicted the L2: 'write' (a zeroing pass, eval.py's) or 'read'
-    "cold_read_floor_us": "float64",  # one graph-replayed read of io_bytes, timed like 'kernel' (same flush)
+    "l2_flush": "object",  # cold / kernel's L2 flush, kind:bytes (timers.L2Flush: write = zeroing, read, eval)
+    "fresh_flush": "object",  # fresh's L2 flush, kind:bytes ('eval:67.1GB' = eval.py's randn)
+    "kernel_read_us": "float64",  # one graph-replayed read of io_bytes, timed like 'kernel' (same flush)
 }
 # columns added after the first H200 campaign: files without them still load (filled empty)
 OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan, "graph_floor_us": math.nan,
                     **{f"fresh_{s}": math.nan for s in TIME_STATS}, "fresh_gbs": math.nan,
                     "fresh_pct_read_bw": math.nan,
-                    # not recorded: every GPU run before the column existed flushed by zeroing ('write')
-                    "l2_flush": None, "cold_read_floor_us": math.nan}
+                    # not recorded: every GPU run before these columns flushed by zeroing 1 GiB, fresh too
+                    "l2_flush": None, "fresh_flush": None, "kernel_read_us": math.nan}
 
 
 def empty_row() -> dict:
     return {c: (math.nan if t == "float64" else None) for c, t in COLUMNS.items()}
 
 
+# columns renamed since they were first written: old name -> name (values unchanged)
+RENAMED_COLUMNS = {"cold_read_floor_us": "kernel_read_us"}  # one run's name (r36a): a reference, not a floor
+
+
 def validate(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     """Check columns, statuses and the no-times-without-a-passed-check rule; coerce dtypes."""
+    df = df.rename(columns={k: v for k, v in RENAMED_COLUMNS.items() if k in df.columns})
     df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:

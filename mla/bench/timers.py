@@ -17,8 +17,10 @@ fresh   the leaderboard harness's method (GPU MODE eval.py, "leaderboard" mode, 
         alternate), then synchronize, flush the L2 **without** synchronizing again, start event,
         the whole call, end event; every output is checked (outside the timed region). Because the
         start event waits behind the flush in the stream, host work of the call shorter than the
-        flush (1 GiB zeroed here, ~0.3 ms; eval.py's own flush is a 256 MB fill or a 64 GB randn)
-        is hidden: this mode counts device time, launch gaps and host syncs, not Python. A graph
+        flush is hidden. The flush is eval.py's own by default (``L2Flush`` 'eval': a 62.5 GiB
+        randn, ~15 ms), so this mode counts device time, launch gaps and host syncs, not Python;
+        runs before 2026-12-02's third session used the 1 GiB zeroing (~0.3 ms), which hid only
+        ~0.25 ms of host work (the ``fresh_flush`` column says which). A graph
         cache keyed on addresses may miss here: this is the number a fixed-input win must survive.
 cpu     time.perf_counter around the call (CPU tensors), so the harness logic runs without a GPU.
 """
@@ -70,22 +72,30 @@ def time_cpu(fn: Callable[[], object], rule: StoppingRule, warmup: int = 2,
 
 
 # --- GPU ---------------------------------------------------------------------------------------
-L2_FLUSH_KINDS = ("write", "read")
+L2_FLUSH_KINDS = ("write", "read", "eval")
+# eval.py's leaderboard flush (reference-kernels utils.clear_l2_cache_large): randn((16000, 1024, 1024)) fp32
+EVAL_FLUSH_BYTES = 16000 * 1024 * 1024 * 4
 
 
 class L2Flush:
-    """A device buffer of max(1 GiB, 8 x L2) bytes whose ``flush()`` evicts the L2.
+    """A device buffer whose ``flush()`` evicts the L2, by one of three passes:
 
-    kind 'write' (the default, eval.py's method: its 256 MB ``fill_``) zeroes the buffer, so the L2
-    is left full of *dirty* lines that the next kernel's reads must write back to DRAM first;
-    kind 'read' sums the buffer into one scalar, so the L2 is left holding clean lines. The
-    difference is the flush's write-back, paid by whatever runs next (docs/notes-harness.md).
-    1 GiB matches the anchors and the leaderboard's scale; 8 x L2 covers larger caches."""
+    'write' (the default of cold and kernel) zeroes max(1 GiB, 8 x L2) bytes, leaving the L2 full of
+    *dirty* lines that the next kernel's reads write back to DRAM first (~8.5 us on the H200);
+    'read' sums the same bytes into one scalar, leaving clean lines (the write-back's control);
+    'eval' is eval.py's own flush (the default of fresh): ``normal_`` over 62.5 GiB (capped at 40% of
+    the free memory), dirty lines too, and ~15 ms long, so that a call's host work shorter than that
+    hides behind it, as it does on the leaderboard (docs/notes-harness.md, "The flush")."""
 
     def __init__(self, device: torch.device, kind: str = "write"):
         if kind not in L2_FLUSH_KINDS:
             raise ValueError(f"unknown L2 flush kind {kind!r}; choose from {L2_FLUSH_KINDS}")
         self.kind = kind
+        if kind == "eval":
+            free, _ = torch.cuda.mem_get_info(device)
+            self.nbytes = min(EVAL_FLUSH_BYTES, int(free * 0.4)) // 4 * 4
+            self.buf = torch.empty(self.nbytes // 4, dtype=torch.float32, device=device)
+            return
         props = torch.cuda.get_device_properties(device)
         l2 = int(getattr(props, "L2_cache_size", 0) or 0)
         self.nbytes = max(1 << 30, 8 * l2)
@@ -94,11 +104,18 @@ class L2Flush:
             self.buf.zero_()
             self._sink = torch.empty((), dtype=torch.int64, device=device)
 
+    @property
+    def label(self) -> str:
+        """What the result rows record: the kind and the bytes it passes over."""
+        return f"{self.kind}:{self.nbytes / 1e9:.1f}GB"
+
     def flush(self) -> None:
         if self.kind == "write":
             self.buf.zero_()
-        else:
+        elif self.kind == "read":
             torch.sum(self.buf, dim=0, out=self._sink)
+        else:
+            self.buf.normal_()
 
 
 def time_events(fn: Callable[[], object], rule: StoppingRule, *, flush: L2Flush | None,

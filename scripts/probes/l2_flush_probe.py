@@ -20,7 +20,7 @@ import torch
 
 from mla import problem as P
 from mla.bench import provenance as prov
-from mla.bench.bandwidth import measure_bandwidth, measure_cold_read_floor
+from mla.bench.bandwidth import measure_bandwidth, measure_kernel_read
 from mla.bench.stats import StoppingRule
 from mla.bench.timers import L2Flush
 
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     rows = []
     for flush in (L2Flush(device, "write"), L2Flush(device, "read"), _NoFlush()):
         for label, nbytes in sizes.items():
-            us = measure_cold_read_floor(device, nbytes, flush, rule)
+            us = measure_kernel_read(device, nbytes, flush, rule)
             rows.append(dict(base, flush=flush.kind, size=label, nbytes=nbytes, median_us=us,
                              gbs=nbytes / (us * 1e-6) / 1e9, read_gbs=bw["read_gbs"], l2_bytes=l2,
                              graph_floor_us=bw["graph_floor_us"], command=prov.invocation()))
