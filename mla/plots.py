@@ -407,6 +407,49 @@ def littles_law_figure(curve: dict, points=None):
     return fig
 
 
+def flush_writeback_figure(probe, kernels=None):
+    """Left: one graph-replayed read of N bytes after a zeroing flush (dirty L2) and after a read pass
+    (clean L2), against N (``scripts/probes/l2_flush_probe.py`` rows: flush, nbytes, median_us).
+    Right: the difference, the write-back the zeroing leaves to the next kernel, with the default
+    decode kernels' own difference (``kernels``: case, kv_format, io_bytes, write_us, read_us)."""
+    import numpy as np
+
+    sweep = probe[probe["size"].str.endswith("MiB")]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.4))
+    for kind, lab in (("write", "after a zeroing flush (dirty L2: eval.py's kind)"), ("read", "after a read pass (clean L2)")):
+        g = sweep[sweep["flush"] == kind].sort_values("nbytes")
+        ax.plot(g.nbytes / 2**20, g.median_us, marker="o", ms=3, lw=1.5, label=lab)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes read (MiB, log)")
+    ax.set_ylabel("time (us, log; graph replay behind the flush)")
+    ax.set_title("One torch.sum over N bytes, timed like the kernel mode", fontsize=10)
+    ax.legend(fontsize=8)
+    w = sweep[sweep["flush"] == "write"].set_index("nbytes").median_us
+    r = sweep[sweep["flush"] == "read"].set_index("nbytes").median_us
+    d = (w - r).dropna().sort_index()
+    bx.plot(d.index / 2**20, d.values, marker="o", ms=3, lw=1.5, color="0.3", label="torch.sum (the probe)")
+    top = max(12.0, 1.8 * float(np.nanmax(d.values)))
+    if kernels is not None and len(kernels):
+        for f, g in kernels.groupby("kv_format"):
+            diff = g.write_us - g.read_us
+            inside = diff <= top
+            labelled_points(bx, g.io_bytes[inside] / 2**20, diff[inside], [shape_label(c) for c in g.case[inside]],
+                            color=color(f), s=26, label=f"triton default {f} (kernel time)", zorder=3)
+            for x, v, c in zip(g.io_bytes[~inside] / 2**20, diff[~inside], g.case[~inside]):  # off the scale: say so
+                bx.scatter([x], [top * 0.97], marker="^", color=color(f), s=30, zorder=3)
+                bx.annotate(f"{shape_label(c)}: {v:.0f} us (off scale)", (x, top * 0.97), fontsize=7,
+                            xytext=(-4, -10), textcoords="offset points", ha="right")
+    bx.axhline(0, color="0.6", lw=0.8)
+    bx.set_xscale("log")
+    bx.set_xlabel("bytes read (MiB, log)")
+    bx.set_ylabel("zeroing flush minus read flush (us)")
+    bx.set_title("The write-back a dirty L2 leaves to the next kernel", fontsize=10)
+    bx.set_ylim(min(-2.0, float(np.nanmin(d.values)) - 1), top)
+    legend_outside(bx)
+    return fig
+
+
 def ablation_chain_figure(chain):
     """The ablation chain: one bar per step (measured kernel time, us), labelled with what changed
     and its SASS counts; steps without a measurement are drawn as an empty frame."""

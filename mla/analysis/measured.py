@@ -303,6 +303,33 @@ def load_csvs(folder: Path | str, pattern: str = "*.csv") -> pd.DataFrame | None
     return df
 
 
+FLUSH_PROBE = "measured/h200/issue10/l2-flush-r36a.csv"  # scripts/probes/l2_flush_probe.py, commit 05e8dac
+FLUSH_KERNELS = ("measured/h200/issue10/flush-write-r36a.csv", "measured/h200/issue10/flush-read-r36a.csv")
+
+
+def flush_writeback(probe: str = FLUSH_PROBE, kernels=FLUSH_KERNELS) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(probe rows, kernels): the L2 flush probe's reads, and the default decode kernels' time under a
+    zeroing flush (``write_us``) and a read flush (``read_us``) from the two runs of the same commit,
+    one row per (case, kv_format); None when the files are missing."""
+    from ..bench.schema import load_results
+
+    paths = [DATA / probe] + [DATA / k for k in kernels]
+    if not all(p.exists() for p in paths):
+        return None
+    pr = pd.read_csv(paths[0])
+    pr["source_csv"] = _rel(paths[0])
+    runs = [load_results(p) for p in paths[1:]]
+    keys = ["case", "kv_format"]
+    cols = keys + ["io_bytes", "variant", "kernel_median_us", "kernel_read_us"]
+    w = runs[0].loc[runs[0].status == "ok", cols].rename(columns={"kernel_median_us": "write_us",
+                                                                    "kernel_read_us": "write_read_us"})
+    r = runs[1].loc[runs[1].status == "ok", keys + ["kernel_median_us", "kernel_read_us"]].rename(
+        columns={"kernel_median_us": "read_us", "kernel_read_us": "read_read_us"})
+    k = w.merge(r, on=keys)
+    k["source_csv"] = ", ".join(_rel(p) for p in paths[1:])
+    return pr, k
+
+
 def load_published() -> pd.DataFrame | None:
     return load_csvs(DATA / "published")
 
