@@ -32,8 +32,10 @@ r36b)
   B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
   step fresh-write 90 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode fresh --fresh-flush write \
     --out "$OUT/fresh-ab-r36b.csv"
-  step splits 90 $B --cases bs4-kv8192-q1-h16,bs4-kv4096-q1-h16,bs8-kv8192-q1-h16 --kv-format fp8 --mode kernel \
+  step splits 90 $B --cases bs4-kv8192-q1-h16,bs4-kv4096-q1-h16,bs8-kv8192-q1-h16 --kv-format fp8,mxfp4 --mode kernel \
     --sweep num_splits=auto,16,32,64 --out "$OUT/splits-r36b.csv"
+  step splits1k 60 $B --cases bs32-kv1024-q1-h16,bs64-kv1024-q1-h16 --kv-format fp8,mxfp4 --mode kernel \
+    --sweep num_splits=auto,2,4,8,16 --out "$OUT/splits-r36b.csv" --append
   ;;
 *) echo "unknown part $PART (r36a, r36b)" >&2; exit 2 ;;
 esac
