@@ -5,9 +5,11 @@
 #   r36b  GPU tests of the fresh mode's flush; campaign 15 (FlashInfer and the Triton default call; fresh under
 #         eval.py's own 62.5 GiB randn flush); the Triton fresh rows again under the old 1 GiB zeroing (A/B);
 #         fp8 split counts at bs4 / bs8 (kernel time)
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r36.sh r36a|r36b      (writes $OUT/*)
+#   r36c  GPU tests of the short-program split rule (one_per_sm_splits); that rule against the old counts on two
+#         shapes the sweep did not cover; campaign 16 (FlashInfer and the Triton default call, the rule in)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r36.sh r36a|r36b|r36c      (writes $OUT/*)
 set -u
-PART=${1:?which part: r36a or r36b}
+PART=${1:?which part: r36a, r36b or r36c}
 OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
 LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=.carry/fi; FAILURES=()
 source scripts/_device_steps.sh
@@ -37,6 +39,16 @@ r36b)
   step splits1k 60 $B --cases bs32-kv1024-q1-h16,bs64-kv1024-q1-h16 --kv-format fp8,mxfp4 --mode kernel \
     --sweep num_splits=auto,2,4,8,16 --out "$OUT/splits-r36b.csv" --append
   ;;
-*) echo "unknown part $PART (r36a, r36b)" >&2; exit 2 ;;
+r36c)
+  step pytest 120 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_triton_gen3.py tests/test_bench.py \
+    -k "short or default or flush or read" --junitxml="$OUT/pytest-r36c.xml"
+  step rule 90 python3 -m mla bench --backend triton --no-progress --max-seconds 0.25 --mode kernel --kv-format fp8,mxfp4 \
+    --cases bs16-kv8192-q1-h16,bs128-kv1024-q1-h16 --sweep num_splits=auto,1,2,8,16 --out "$OUT/rule-r36c.csv"
+  OUT="$OUT/c16" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
+  for f in triton flashinfer; do mv "$OUT/c16/$f.csv" "$OUT/campaign16-$f.csv" 2>/dev/null; done
+  mv "$OUT/c16/campaign.log" "$OUT/campaign16.log" 2>/dev/null; rm -rf "$OUT/c16"
+  tail -12 "$OUT/campaign16.log"
+  ;;
+*) echo "unknown part $PART (r36a, r36b, r36c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

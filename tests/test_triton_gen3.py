@@ -797,6 +797,32 @@ def test_ws_default_choice_runs_one_program_per_sm():
     assert ws_num_splits(2, 64, 1, 132, 64) == 1  # never a split shorter than one tile
 
 
+def test_short_programs_run_one_per_sm_in_the_default_call():
+    """r36b's split sweep (issue10/splits-r36b.csv): where choose_num_splits' two programs per SM leave every
+    split short, one per SM is faster (fp8 below 1024 tokens a split, MXFP4 at <= 2 tiles); the count is
+    lowered to the fewest splits with the same tiles per split. Plans resolve it only for the default call."""
+    from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, one_per_sm_splits
+
+    def rule(fmt, bs, kv):
+        two = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+        return two, one_per_sm_splits(fmt, two, bs, kv, 1, 132, 64)
+
+    assert rule("fp8", 4, 8192) == (64, 32)  # 19.8 us against 20.5
+    assert rule("fp8", 4, 4096) == (64, 32)  # 16.2 against 17.5
+    assert rule("fp8", 8, 8192) == (33, 16)  # 26.8 against 29.1 (33 programs' worth of tiles: 8 a split)
+    assert rule("fp8", 32, 1024) == (8, 4) and rule("fp8", 64, 1024) == (4, 2)
+    assert rule("fp8", 32, 8192) == (8, 8) and rule("fp8", 64, 8192) == (4, 4)  # 1024+ tokens: two per SM
+    assert rule("fp8", 256, 1024) == (1, 1) and rule("fp8", 4, 1024) == (16, 16)  # 1 tile a split already
+    assert rule("mxfp4", 4, 8192) == (64, 32) and rule("mxfp4", 32, 1024) == (8, 4)
+    assert rule("mxfp4", 8, 8192) == (33, 33) and rule("mxfp4", 64, 1024) == (4, 4)  # 4 tiles: two per SM
+    assert one_per_sm_splits("bf16", 64, 4, 8192, 1, 132, 64) == 64  # the portable kernels keep their rule
+    data = mla.generate_input(32, 1, 1024, seed=3)
+    default = TritonDecodePlan(data, kv_format="fp8", graph=False)
+    named = TritonDecodePlan(data, kv_format="fp8", variant=default.variant.name, graph=False)
+    if default.variant.name == HOPPER_DEFAULT["fp8"]:  # (an sm90 GPU; elsewhere the portable default)
+        assert (default.num_splits, named.num_splits) == (4, 8)
+
+
 def test_ws_default_needs_scale_rows_its_copies_can_read():
     """v133 copies each token's scale bytes 0..19 in 4-byte pieces: the generator's padded rows (24 bytes)
     suit it; unpadded 18-byte rows (a valid input) make the default keep v117 instead of failing."""

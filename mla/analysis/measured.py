@@ -410,8 +410,8 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     default call takes from ``ws_num_splits`` (one program per SM) when it swaps that kernel in."""
     try:
         from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
-                                             heads_per_program, ws_num_splits)
-        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
+                                             heads_per_program, one_per_sm_splits, ws_num_splits)
+        from ..kernels.triton.variants import DEFAULT_VARIANT, HOPPER_DEFAULT, get_variant
     except Exception:  # triton missing: no heuristic to show
         return None
     from ..problem import case_from_name
@@ -422,7 +422,10 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     min_tokens = MIN_SPLIT_TOKENS_TILE_REDUCE if v.tile_reduce else MIN_SPLIT_TOKENS
     if getattr(v, "gluon_ws", 0):
         return 2 * ws_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
-    return choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
+    splits = choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
+    if v.name == HOPPER_DEFAULT.get(kv_format):  # the default call's short-program rule (launch.one_per_sm_splits)
+        splits = one_per_sm_splits(kv_format, splits, c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
+    return splits
 
 
 def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132, num_cus: int = 256) -> pd.DataFrame | None:

@@ -178,6 +178,31 @@ def ws_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sm
     return max(1, min(num_sms // programs, max(1, max_kv_len // block_n), MAX_SPLITS // 2))
 
 
+# Generation 3's one-warpgroup defaults on short programs (r36b split sweep, data/measured/h200/issue10/
+# splits-r36b.csv, kernel us): one program per SM beat choose_num_splits' two wherever two per SM left every
+# split short. fp8 v141: bs4-kv8192 19.8 vs 20.5 (32 vs 64 splits), bs4-kv4096 16.2 vs 17.5, bs8-kv8192 26.8 vs
+# 29.1, bs32-kv1024 18.7 vs 20.1, bs64-kv1024 26.3 vs 28.0 (two per SM held 64-256 tokens a split); at 1024+
+# tokens a split two per SM win or tie (r35: bs64-kv8192 97.4 vs 105.7, bs32-kv8192 60.4 vs 60.9). MXFP4 v117
+# wins only at <= 2 tiles a split (bs4-kv4096 16.8 vs 18.1, bs32-kv1024 19.7 vs 20.6, bs4-kv8192 20.9 vs 21.2) and
+# loses at 4 (bs8-kv8192 29.0 vs 28.6, bs64-kv1024 28.1 vs 27.3): its in-line decode wants the second CTA.
+ONE_PER_SM_BELOW_TOKENS = {"fp8": 1024, "mxfp4": 129}  # split length at choose_num_splits' count
+
+
+def one_per_sm_splits(kv_format: str, num_splits: int, batch_size: int, max_kv_len: int, num_head_groups: int,
+                      num_sms: int, block_n: int) -> int:
+    """The default generation-3 call's split count: ``num_splits`` (choose_num_splits', two programs per SM)
+    unless its splits are shorter than ONE_PER_SM_BELOW_TOKENS[kv_format]; then one program per SM, the
+    count lowered to the fewest splits with the same tiles per split (128 tiles over 33 programs = 4 tiles
+    each = 32 splits: no ragged last split, fewer partials)."""
+    below = ONE_PER_SM_BELOW_TOKENS.get(kv_format)
+    if below is None or num_splits <= 1 or max_kv_len // num_splits >= below:
+        return num_splits
+    want = max(1, num_sms // (batch_size * num_head_groups))
+    tiles = max(1, -(-max_kv_len // block_n))
+    per = -(-tiles // min(want, tiles))
+    return max(1, min(num_splits, -(-tiles // per)))
+
+
 def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: int, block_n: int) -> tuple:
     """(warp-specialized variant, splits) the default call takes for this batch, or (None, None): the
     splits of ws_num_splits, and the variant ws_default_variant names for programs of that length."""
@@ -426,6 +451,9 @@ class TritonDecodePlan:
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         ws_name = None
+        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) and self.splits_by_heuristic:
+            self.num_splits = one_per_sm_splits(kv_format, self.num_splits, self.batch_size, self.max_kv_len,
+                                                self.num_head_groups, device_sm_count(self.device), self.variant.block_n)
         if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format):
             if self.splits_by_heuristic:  # the warp-specialized kernel at its own split count (one program per SM)
                 ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
