@@ -169,7 +169,7 @@ def test_readme_prose_numbers_equal_the_manifest_rows(rows):
     floors = lb.groupby("run_id").host_floor_us.first()
     assert m and (int(m.group(1)), int(m.group(2))) == (math.floor(floors.min()), math.ceil(floors.max()))
     gap = tri.cold_median_us - tri.kernel_median_us
-    m = re.search(r"gap of the Triton graph path is (\d+)–(\d+) us", text)
+    m = re.search(r"gap of the Triton graph path is (-?\d+)–(\d+) us", text)  # (a noisy row can go below 0)
     assert m and (int(m.group(1)), int(m.group(2))) == (round(gap.min()), round(gap.max()))
     fi = lb[(lb.backend == "flashinfer") & (lb.kv_format == "bf16") & (lb.case == "bs4-kv1024-q1-h16")].iloc[0]
     m = re.search(r"FlashInfer bf16 at bs4-kv1024: ([\d.]+) us of kernel in a (\d+) us call", text)

@@ -344,7 +344,7 @@ def register(sub) -> None:
                    help="how cold/kernel evict the L2: 'write' zeroes 1 GiB (dirty lines the timed call writes "
                         "back), 'read' sums it (clean lines), 'eval' is eval.py's 62.5 GiB randn")
     p.add_argument("--fresh-flush", default="eval", choices=("write", "read", "eval"),
-                   help="the fresh mode's flush (default eval.py's own, ~15 ms: host work under it is hidden)")
+                   help="the fresh mode's flush (default eval.py's own, a ~60 GB randn: host work under it is hidden)")
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--max-runs", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=1.0, help="sampling time cap per mode per row")

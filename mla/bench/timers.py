@@ -18,8 +18,8 @@ fresh   the leaderboard harness's method (GPU MODE eval.py, "leaderboard" mode, 
         the whole call, end event; every output is checked (outside the timed region). Because the
         start event waits behind the flush in the stream, host work of the call shorter than the
         flush is hidden. The flush is eval.py's own by default (``L2Flush`` 'eval': a 62.5 GiB
-        randn, ~15 ms), so this mode counts device time, launch gaps and host syncs, not Python;
-        runs before 2026-12-02's third session used the 1 GiB zeroing (~0.3 ms), which hid only
+        randn, >= ~14 ms at the H200's copy rate by arithmetic), so this mode counts device time,
+        launch gaps and host syncs, not Python; runs before 2026-12-02's third session used the 1 GiB zeroing (~0.3 ms), which hid only
         ~0.25 ms of host work (the ``fresh_flush`` column says which). A graph
         cache keyed on addresses may miss here: this is the number a fixed-input win must survive.
 cpu     time.perf_counter around the call (CPU tensors), so the harness logic runs without a GPU.
@@ -85,7 +85,7 @@ class L2Flush:
     *dirty* lines that the next kernel's reads write back to DRAM first (~8.5 us on the H200);
     'read' sums the same bytes into one scalar, leaving clean lines (the write-back's control);
     'eval' is eval.py's own flush (the default of fresh): ``normal_`` over 62.5 GiB (capped at 40% of
-    the free memory at its first use, then kept for the process), dirty lines too, and ~10-15 ms
+    the free memory at its first use, then kept for the process), dirty lines too, and >= ~14 ms
     long, so that a call's host work shorter than that hides behind it, as it does on the
     leaderboard (docs/notes-harness.md, "The flush")."""
 
