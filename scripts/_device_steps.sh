@@ -1,7 +1,15 @@
-# Shared by the device drivers (h200_campaign.sh, h200_small_shapes.sh): sourced, not run.
-# Needs LOG, TOTAL_BUDGET, START (=$SECONDS at the start), CARRY and an array FAILURES.
+# Shared by the device drivers (h200_campaign.sh, h200_small_shapes.sh, h200_suite.sh, h200_session_r*.sh): sourced, not run.
+# Needs LOG, TOTAL_BUDGET, START (=$SECONDS at the start), CARRY and an array FAILURES (session_begin sets them).
 
 say() { echo "$*" | tee -a "$LOG"; }
+
+# session_begin PART: the preamble of one part of a session driver (h200_session_r*.sh): $OUT, its log,
+# the budget and the commit line. Needs MLA_GIT_COMMIT.
+session_begin() {
+  PART=$1; OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
+  LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=${CARRY:-.carry/fi}; FAILURES=()
+  say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader)"
+}
 
 # step NAME LIMIT_S CMD...: run with a time limit (capped by what is left of the budget, keeping
 # STEP_MARGIN seconds for the summary), log it, record a failure without stopping the run.

@@ -8,11 +8,8 @@
 #         gap probe 6; campaign 14 (FlashInfer and the Triton default call)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r35.sh r35|r35b|r35c      (writes $OUT/*)
 set -u
-PART=${1:?which part: r35, r35b or r35c}
-OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
-LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=.carry/fi; FAILURES=()
 source scripts/_device_steps.sh
-say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader)"
+session_begin "${1:?which part: r35, r35b or r35c}"
 case $PART in
 r35)
   step pytest 200 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_direct_launch.py tests/test_contents_check.py \

@@ -9,11 +9,8 @@
 #         shapes the sweep did not cover; campaign 16 (FlashInfer and the Triton default call, the rule in)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r36.sh r36a|r36b|r36c      (writes $OUT/*)
 set -u
-PART=${1:?which part: r36a, r36b or r36c}
-OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
-LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=.carry/fi; FAILURES=()
 source scripts/_device_steps.sh
-say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader)"
+session_begin "${1:?which part: r36a, r36b or r36c}"
 case $PART in
 r36a)
   step pytest 90 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -k "flush or floor" \

@@ -34,8 +34,8 @@ from . import provenance as prov
 from .bandwidth import measure_bandwidth, measure_kernel_read
 from .schema import TIME_COLUMNS, empty_row, rows_to_frame
 from .stats import StoppingRule, summarize
-from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh, time_kernel,
-                     validate_modes)
+from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh,
+                     time_kernel, validate_modes)
 
 CHECK_SEED_OFFSET = 1_000_003  # check inputs: a different seed than any case's timing seed
 

@@ -19,9 +19,10 @@ fresh   the leaderboard harness's method (GPU MODE eval.py, "leaderboard" mode, 
         start event waits behind the flush in the stream, host work of the call shorter than the
         flush is hidden. The flush is eval.py's own by default (``L2Flush`` 'eval': a 62.5 GiB
         randn, >= ~14 ms at the H200's copy rate by arithmetic), so this mode counts device time,
-        launch gaps and host syncs, not Python; runs before 2026-12-02's third session used the 1 GiB zeroing (~0.3 ms), which hid only
-        ~0.25 ms of host work (the ``fresh_flush`` column says which). A graph
-        cache keyed on addresses may miss here: this is the number a fixed-input win must survive.
+        launch gaps and host syncs, not Python. Runs before 2026-12-02's third session used the
+        1 GiB zeroing, which hid only ~0.25 ms of host work (the ``fresh_flush`` column says which).
+        A graph cache keyed on addresses may miss here: this is the number a fixed-input win must
+        survive.
 cpu     time.perf_counter around the call (CPU tensors), so the harness logic runs without a GPU.
 """
 

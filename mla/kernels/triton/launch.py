@@ -451,11 +451,11 @@ class TritonDecodePlan:
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         ws_name = None
-        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format) and self.splits_by_heuristic:
-            self.num_splits = one_per_sm_splits(kv_format, self.num_splits, self.batch_size, self.max_kv_len,
-                                                self.num_head_groups, device_sm_count(self.device), self.variant.block_n)
         if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format):
-            if self.splits_by_heuristic:  # the warp-specialized kernel at its own split count (one program per SM)
+            if self.splits_by_heuristic:  # short programs one per SM; the warp-specialized kernel at its own count
+                self.num_splits = one_per_sm_splits(kv_format, self.num_splits, self.batch_size, self.max_kv_len,
+                                                    self.num_head_groups, device_sm_count(self.device),
+                                                    self.variant.block_n)
                 ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
                                                        device_sm_count(self.device), self.variant.block_n)
             else:  # splits given: the kernel by the length of the programs they make
