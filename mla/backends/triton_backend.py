@@ -14,6 +14,8 @@ Config keys (all optional):
                campaign 3 measured it faster (launch.fused_by_default: fp8, 2-8 splits of >= 1024 tokens)
   balanced     True/False: override the variant's balanced work list (needs fused_reduce)
   partial_dtype "fp32" / "bf16": partial O precision (bf16 needs fused_reduce)
+  pdl          True/False: launch the split-K reduce by programmatic dependent launch (sm90+: its launch
+               overlaps the split kernel; launch.PDL_DEFAULT is the default call's choice)
 
 The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
 callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
-CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype")
+CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl")
 
 
 @dataclass

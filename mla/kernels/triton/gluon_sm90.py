@@ -93,6 +93,7 @@ try:  # Gluon ships with triton >= 3.5; the CPU tests import this module without
     from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
                                                                   warpgroup_mma_wait)
     from triton.experimental.gluon.language.nvidia.hopper import tma
+    from .kernels import gdc_launch_dependents  # Triton's extern: it lowers inside a Gluon kernel too
     GLUON_IMPORT_ERROR = None
 except Exception as exc:  # pragma: no cover - depends on the installed triton
     gluon = gl = async_copy = None
@@ -799,7 +800,8 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -811,6 +813,8 @@ if gl is not None:
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
         gl.static_assert(KV_FORMAT == 1 or KV_FORMAT == 2, "the Gluon kernel reads fp8 or MXFP4 KV")
+        if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+            gdc_launch_dependents()
         gl.static_assert(KV_FORMAT == 1 or (PV_REG and QK_PAIRS and EPI_NATURAL),
                          "MXFP4 is built on the PV_REG + QK_PAIRS + EPI_NATURAL kernel (v99)")
         gl.static_assert(BLOCK_N == 64, "tokens are warpgroup MMA's M = 64")
@@ -1867,7 +1871,8 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
         other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
@@ -1880,6 +1885,8 @@ if gl is not None:
         gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
+        if LAUNCH_DEPENDENTS:
+            gdc_launch_dependents()
         R: gl.constexpr = BLOCK_M
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
         k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([64, 64], gl.float8e4nv)

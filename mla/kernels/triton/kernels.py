@@ -63,6 +63,11 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+try:  # grid dependency control, for programmatic dependent launch (sm90+; triton >= 3.4 has it)
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # pragma: no cover - an older triton: the plans never ask for it (launch.pdl_unavailable_reason)
+    gdc_launch_dependents = gdc_wait = None
+
 KV_FORMAT_CODE = {"bf16": 0, "fp8": 1, "mxfp4": 2}
 Q_FORMAT_CODE = {"bf16": 0, "fp8": 1, "mxfp4": 2}
 
@@ -433,7 +438,7 @@ def mla_decode_split_kernel(
     KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
     USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False, FUSED_REDUCE: tl.constexpr = False,
-    PARTIAL_BF16: tl.constexpr = False,
+    PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = False,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
     writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
@@ -452,6 +457,8 @@ def mla_decode_split_kernel(
     (loads through L2, .cg) and sets the counter back to 0 for the next call. Sequential programs
     (the interpreter) satisfy the same rule. PARTIAL_BF16 stores the partial O in bf16 (half the
     partial traffic; the LSE stays fp32)."""
+    if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+        gdc_launch_dependents()
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     DOT_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if DOT_F16 else tl.bfloat16)
     # head groups vary fastest, so programs reading the same KV tiles run side by side (L2 reuse)
@@ -636,14 +643,18 @@ def _merge_if_last(part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_t
 @triton.jit
 def mla_decode_reduce_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, stride_o_head, num_splits,
                              NUM_HEADS: tl.constexpr, SPLITS_P2: tl.constexpr,
-                             HEADS_PER_PROG: tl.constexpr, EXACT_RNE: tl.constexpr):
-    """Grid (total_q, NUM_HEADS // HEADS_PER_PROG): combine the splits' partials by their LSE."""
+                             HEADS_PER_PROG: tl.constexpr, EXACT_RNE: tl.constexpr,
+                             PDL_WAIT: tl.constexpr = False):
+    """Grid (total_q, NUM_HEADS // HEADS_PER_PROG): combine the splits' partials by their LSE. PDL_WAIT: launched
+    with programmatic dependent launch, so it waits for the split grid (its writes visible) before any load."""
     tok = tl.program_id(0)
     head = tl.program_id(1) * HEADS_PER_PROG + tl.arange(0, HEADS_PER_PROG)
     sp = tl.arange(0, SPLITS_P2)
     d = tl.arange(0, 512)
     sp_mask = sp < num_splits
     row = (tok * NUM_HEADS + head)[:, None] * num_splits + sp[None, :]  # [H, S]
+    if PDL_WAIT:
+        gdc_wait()
     lse = tl.load(part_lse_ptr + row, mask=sp_mask[None, :], other=float("-inf"))
     m = tl.max(lse, axis=1)  # every (query, head) sees >= 1 token, so m is finite
     w = tl.exp2(lse - m[:, None])
@@ -659,16 +670,18 @@ def mla_decode_reduce_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, st
 @triton.jit
 def mla_decode_reduce_tile_kernel(part_o_ptr, part_lse_ptr, out_ptr, stride_o_tok, stride_o_head, num_splits,
                                   NUM_HEADS: tl.constexpr, SPLITS_P2: tl.constexpr, BLOCK_D: tl.constexpr,
-                                  EXACT_RNE: tl.constexpr):
+                                  EXACT_RNE: tl.constexpr, PDL_WAIT: tl.constexpr = False):
     """Grid (total_q, NUM_HEADS, 512 // BLOCK_D): one (query, head, d-block) per program, every split's
     partial loaded as one [SPLITS_P2, BLOCK_D] tile. The loop reduce above waits one memory latency per
-    split (16-64 dependent trips at small batch); this one waits about once."""
+    split (16-64 dependent trips at small batch); this one waits about once. PDL_WAIT as above."""
     tok = tl.program_id(0)
     head = tl.program_id(1)
     d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
     sp = tl.arange(0, SPLITS_P2)
     sp_mask = sp < num_splits
     row = (tok * NUM_HEADS + head) * num_splits + sp
+    if PDL_WAIT:
+        gdc_wait()
     lse = tl.load(part_lse_ptr + row, mask=sp_mask, other=float("-inf"))
     part = tl.load(part_o_ptr + row[:, None] * 512 + d[None, :], mask=sp_mask[:, None], other=0.0)
     m = tl.max(lse, axis=0)  # every (query, head) sees >= 1 token, so m is finite

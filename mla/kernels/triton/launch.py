@@ -32,8 +32,8 @@ import torch
 import triton
 
 from ...problem import QK_HEAD_DIM, SM_SCALE, SUPPORTED_NUM_HEADS, V_HEAD_DIM
-from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
-                      mla_decode_split_kernel)
+from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce_kernel,
+                      mla_decode_reduce_tile_kernel, mla_decode_split_kernel)
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
@@ -64,6 +64,27 @@ def uses_ptx(device) -> bool:
     device = torch.device(device)
     return (device.type == "cuda" and torch.version.hip is None and not interpreting()
             and os.environ.get("MLA_TRITON_PTX", "1") != "0")
+
+
+# Programmatic dependent launch of the reduce (``pdl``; issue 10): the split kernel lets its dependents launch
+# as its programs start, the reduce is launched with the PDL attribute, its programs take the SMs the split grid
+# leaves free and wait (griddepcontrol.wait) for the split grid's writes, so the second kernel's launch latency
+# overlaps the first kernel. The default call's choice; a plan's ``pdl=`` overrides it.
+PDL_DEFAULT = False
+
+
+def pdl_unavailable_reason(device) -> str | None:
+    """Why the reduce cannot be launched with programmatic dependent launch on ``device`` (None when it can)."""
+    device = torch.device(device)
+    if interpreting():
+        return "the interpreter has no grid dependency control"
+    if device.type != "cuda" or getattr(torch.version, "hip", None) or not torch.cuda.is_available():
+        return "needs an NVIDIA GPU (CUDA programmatic dependent launch)"
+    if torch.cuda.get_device_capability(device)[0] < 9:
+        return "needs sm90 or newer (griddepcontrol)"
+    if gdc_wait is None:
+        return f"this triton ({triton.__version__}) has no triton.language.extra.cuda.gdc_wait"
+    return None
 
 
 def device_sm_count(device) -> int:
@@ -370,7 +391,7 @@ class TritonDecodePlan:
     def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
-                 partial_dtype: str | None = None):
+                 partial_dtype: str | None = None, pdl: bool | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
         # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
         # or an explicit knob means exactly what it says
@@ -426,6 +447,10 @@ class TritonDecodePlan:
             raise ValueError(f"partial_dtype must be 'fp32', 'bf16' or None, got {partial_dtype!r}")
         if graph not in (True, False, "auto"):
             raise ValueError(f"graph must be True, False or 'auto', got {graph!r}")
+        if pdl is not None and not isinstance(pdl, bool):
+            raise ValueError(f"pdl must be True, False or None, got {pdl!r}")
+        if pdl and pdl_unavailable_reason(q.device):
+            raise ValueError(f"pdl=True (the reduce by programmatic dependent launch) {pdl_unavailable_reason(q.device)}")
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
         self.partial_bf16 = self.variant.partial_bf16 if partial_dtype is None else partial_dtype == "bf16"
@@ -540,21 +565,27 @@ class TritonDecodePlan:
         self.call_paths = {"launch": 0, "capture": 0, "replay": 0}  # what run() did (the device script reports it)
         self.outputs = [self.out]
         self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
+        # PDL only where a reduce follows the split kernel (None: the default where the device has it)
+        self.pdl = self.launches > 1 and (pdl if pdl is not None
+                                          else PDL_DEFAULT and pdl_unavailable_reason(self.device) is None)
+        if self.pdl:
+            self.constexprs["LAUNCH_DEPENDENTS"] = True
+        reduce_pdl = dict(PDL_WAIT=True, launch_pdl=True) if self.pdl else {}
         # plain launches skip the JIT's per-call dispatch (direct.py): the fresh-input path of the default call
         self.direct = DirectLaunch(self.kernel, self.grid, self.constexprs)
         if self.variant.tile_reduce:
             self.direct_reduce = DirectLaunch(mla_decode_reduce_tile_kernel, self.reduce_grid, dict(
                 NUM_HEADS=self.num_heads, SPLITS_P2=self.reduce_splits_p2, BLOCK_D=self.reduce_block_d,
-                EXACT_RNE=interpreting(), num_warps=4))
+                EXACT_RNE=interpreting(), num_warps=4, **reduce_pdl))
         else:
             self.direct_reduce = DirectLaunch(mla_decode_reduce_kernel, self.reduce_grid, dict(
                 NUM_HEADS=self.num_heads, SPLITS_P2=MAX_SPLITS, HEADS_PER_PROG=self.reduce_hp,
-                EXACT_RNE=interpreting(), num_warps=4))
+                EXACT_RNE=interpreting(), num_warps=4, **reduce_pdl))
         self.config = dict(variant=self.variant.name, num_splits=self.num_splits, heads_per_prog=hp,
                            block_n=self.variant.block_n, num_warps=self.variant.num_warps,
                            num_stages=self.variant.num_stages, graph=self.graph_mode or False,
                            launches=self.launches, fused_reduce=self.fused_reduce, balanced=self.balanced,
-                           partial_dtype="bf16" if self.partial_bf16 else "fp32",
+                           partial_dtype="bf16" if self.partial_bf16 else "fp32", pdl=self.pdl,
                            work_items=self.grid[1] * self.grid[2], chunk_tokens=self.chunk_tokens)
 
     # -- split choice ---------------------------------------------------------------------------

@@ -63,7 +63,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                     q_format: str = "bf16", num_heads: int = 16, q_seq_len: int = 1, num_splits: int = 2,
                     kernel: str = "split", waves_per_eu: int | None = None,
                     matrix_instr_nonkdim: int | None = None, kpack: int | None = None,
-                    fused_reduce: bool | None = None, balanced: bool | None = None) -> OfflineKernel:
+                    fused_reduce: bool | None = None, balanced: bool | None = None,
+                    pdl: bool = False) -> OfflineKernel:
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
@@ -73,6 +74,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
     fused_reduce / balanced: the split kernel with the one-launch reduce / the work list (None: the
     variant's own choice; balanced needs the fused reduce).
+    pdl: as a plan with ``pdl=True`` compiles it (cuda only): the split kernel lets its dependents launch
+    (griddepcontrol.launch_dependents), the reduce kernels wait for the split grid (griddepcontrol.wait).
     """
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         # the interpreter replaced every @triton.jit function; compile in a clean process instead
@@ -80,7 +83,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
             variant=variant, kv_format=kv_format, q_format=q_format, num_heads=num_heads, q_seq_len=q_seq_len,
             num_splits=num_splits, kernel=kernel, waves_per_eu=waves_per_eu,
             matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, fused_reduce=fused_reduce,
-            balanced=balanced))
+            balanced=balanced, pdl=pdl))
     if (target.backend, target.arch) not in SUPPORTED_TARGETS:
         raise ValueError(f"unsupported target {target}; choose from {SUPPORTED_TARGETS} (cuda arch as int)")
     if kv_format not in KV_FORMAT_CODE:
@@ -94,6 +97,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     work_list = (v.balanced if balanced is None else balanced) and num_splits > 1
     if work_list and not fused:
         raise ValueError("balanced (the work list) needs the fused reduce")
+    if pdl and target.backend != "cuda":
+        raise ValueError("pdl (programmatic dependent launch) is CUDA's (sm90+); gfx950 has no such launch")
     source_cls = ASTSource
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
     if target.backend == "hip":
@@ -162,6 +167,10 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         fn = mla_decode_reduce_kernel
         signature = {"part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
                      "stride_o_tok": "i32", "stride_o_head": "i32", "num_splits": "i32"}
+    # (every parameter needs a signature entry) what TritonDecodePlan sets with pdl=True
+    constexprs["PDL_WAIT" if kernel != "split" else "LAUNCH_DEPENDENTS"] = bool(pdl)
+    if pdl and kernel != "split":
+        options["launch_pdl"] = True
     for k in constexprs:
         signature[k] = "constexpr"
     # what the JIT would specialize at run time: 16-byte aligned pointers and strides divisible by

@@ -43,7 +43,7 @@ import triton
 import triton.language as tl
 
 from .kernels import (_bytes_of_words, _decode_fp8_words, _decode_mx_words, _program_work, _round_to_e4m3,
-                      _write_output)
+                      _write_output, gdc_launch_dependents)
 
 
 @triton.jit
@@ -183,7 +183,7 @@ def mla_decode_swapab_kernel(
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
     V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
     MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False,
-    FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False,
+    FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = False,
 ):
     """Grid, work list, fused reduce and outputs as generation 1's split kernel (same arguments).
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
@@ -191,6 +191,8 @@ def mla_decode_swapab_kernel(
     dots and PV accumulators, so one chunk's V is live in registers at a time. QK_F16 runs QK^T on
     fp16 operands instead (Q as one fp16 term, K = the very fp16 tile that is V: one decode feeds
     both dots, no e4m3 rounding of K)."""
+    if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+        gdc_launch_dependents()
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     R: tl.constexpr = BLOCK_M
     D: tl.constexpr = 512 // LAT_CHUNKS

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The device calls of 2026-12-03's session, one part per call:
+#   r37a  GPU tests of the PDL reduce (tests/test_pdl.py) and of the default call's plan branches; the 8
+#         leaderboard shapes x 3 formats with the reduce launched plainly and by PDL, kernel and fresh modes,
+#         in two rounds of opposite order (A/B/B/A against drift)
+#   r37b  campaign 17 (FlashInfer and the Triton default call) at the committed PDL default
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r37.sh r37a|r37b      (writes $OUT/*)
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r37a or r37b}"
+B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
+case $PART in
+r37a)
+  python3 -c "import triton; from triton.language.extra.cuda import gdc_wait; print('triton', triton.__version__, 'gdc ok')" 2>&1 | tee -a "$LOG"
+  step pytest 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_pdl.py tests/test_triton_gen3.py \
+    -k "pdl or short or default" --junitxml="$OUT/pytest-r37a.xml"
+  step ab1 170 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=false,true \
+    --out "$OUT/pdl-ab-r37a.csv"
+  step ab2 170 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=true,false \
+    --out "$OUT/pdl-ab-r37a.csv" --append
+  ;;
+r37b)
+  OUT="$OUT/c17" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
+  for f in triton flashinfer; do mv "$OUT/c17/$f.csv" "$OUT/campaign17-$f.csv" 2>/dev/null; done
+  mv "$OUT/c17/campaign.log" "$OUT/campaign17.log" 2>/dev/null; rm -rf "$OUT/c17"
+  tail -12 "$OUT/campaign17.log"
+  ;;
+*) echo "unknown part $PART (r37a, r37b)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
