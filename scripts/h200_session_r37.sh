@@ -3,11 +3,13 @@
 #   r37a  GPU tests of the PDL reduce (tests/test_pdl.py) and of the default call's plan branches; the 8
 #         leaderboard shapes x 3 formats with the reduce launched plainly and by PDL, kernel and fresh modes,
 #         in two rounds of opposite order (A/B/B/A against drift)
+#   r37c  GPU tests of the two triggers; the six split shapes x 3 formats with pdl=false / early / late, kernel and
+#         fresh modes, two rounds of opposite order
 #   r37b  campaign 17 (FlashInfer and the Triton default call) at the committed PDL default
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r37.sh r37a|r37b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r37a or r37b}"
+session_begin "${1:?which part: r37a, r37c or r37b}"
 B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
 case $PART in
 r37a)
@@ -19,12 +21,20 @@ r37a)
   step ab2 170 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=true,false \
     --out "$OUT/pdl-ab-r37a.csv" --append
   ;;
+r37c)
+  step pytest 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_pdl.py --junitxml="$OUT/pytest-r37c.xml"
+  C=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs32-kv8192-q1-h16,bs64-kv1024-q1-h16,bs64-kv8192-q1-h16
+  step ab1 170 $B --cases $C --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=false,early,late \
+    --out "$OUT/pdl-trigger-r37c.csv"
+  step ab2 170 $B --cases $C --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=late,early,false \
+    --out "$OUT/pdl-trigger-r37c.csv" --append
+  ;;
 r37b)
   OUT="$OUT/c17" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
   for f in triton flashinfer; do mv "$OUT/c17/$f.csv" "$OUT/campaign17-$f.csv" 2>/dev/null; done
   mv "$OUT/c17/campaign.log" "$OUT/campaign17.log" 2>/dev/null; rm -rf "$OUT/c17"
   tail -12 "$OUT/campaign17.log"
   ;;
-*) echo "unknown part $PART (r37a, r37b)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r37a, r37c, r37b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -15,12 +15,14 @@ SM90 = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9 
 
 def test_pdl_knob_takes_bools_and_refuses_what_the_machine_lacks():
     data = mla.generate_input(4, 1, 256, seed=1, device="cuda" if SM90 else "cpu")
-    with pytest.raises(ValueError, match="pdl must be True, False or None"):
-        TritonDecodePlan(data, kv_format="fp8", pdl="yes")
+    for bad in ("yes", 1, "late "):
+        with pytest.raises(ValueError, match="pdl must be True, False, None, 'early' or 'late'"):
+            TritonDecodePlan(data, kv_format="fp8", pdl=bad)
     reason = pdl_unavailable_reason(data[0].device)
     if reason is not None:  # CPU (the interpreter), ROCm, pre-Hopper: an explicit request is refused by name
-        with pytest.raises(ValueError, match="programmatic dependent launch"):
-            TritonDecodePlan(data, kv_format="fp8", pdl=True)
+        for pdl in (True, "early", "late"):
+            with pytest.raises(ValueError, match="programmatic dependent launch"):
+                TritonDecodePlan(data, kv_format="fp8", pdl=pdl)
     plan = TritonDecodePlan(data, kv_format="fp8", num_splits=4, pdl=False)
     assert plan.config["pdl"] is False and "LAUNCH_DEPENDENTS" not in plan.constexprs
     single = TritonDecodePlan(data, kv_format="fp8", num_splits=1, pdl=None)
@@ -45,10 +47,16 @@ def test_pdl_compiles_to_griddepcontrol_on_sm90(variant, kv_format):
     from mla.kernels.triton.offline import compile_offline
 
     sm90 = GPUTarget("cuda", 90, 32)
-    for pdl in (False, True):
-        split = compile_offline(sm90, variant=variant, kv_format=kv_format, num_splits=8, pdl=pdl).asm["ptx"]
-        assert split.count("griddepcontrol.launch_dependents") == int(pdl)
+    ptx = {pdl: compile_offline(sm90, variant=variant, kv_format=kv_format, num_splits=8, pdl=pdl).asm["ptx"]
+           for pdl in (False, True, "late")}
+    for pdl, split in ptx.items():
+        assert split.count("griddepcontrol.launch_dependents") == int(pdl is not False)
         assert "griddepcontrol.wait" not in split
+    early, late = (p.index("griddepcontrol.launch_dependents") for p in (ptx[True], ptx["late"]))
+    loop = next(i for i in ("wgmma.mma_async", "mma.sync") if i in ptx[True])  # the KV loop's MMAs
+    assert early < ptx[True].index(loop)  # first thing: before any tile's wait or MMA
+    if "ws" not in variant:  # (the warp-specialized kernel's loops end inside its partitions: early there)
+        assert late > ptx["late"].rindex(loop)  # after the KV loop's last
     for kernel in ("reduce_tile", "reduce"):
         plain = compile_offline(sm90, variant=variant, kv_format=kv_format, num_splits=8, kernel=kernel)
         red = compile_offline(sm90, variant=variant, kv_format=kv_format, num_splits=8, kernel=kernel, pdl=True)
@@ -73,8 +81,8 @@ gpu = pytest.mark.skipif(not SM90, reason="programmatic dependent launch needs a
 @gpu
 @pytest.mark.parametrize("kv_format", ["bf16", "fp8", "mxfp4"])
 @pytest.mark.parametrize("shape", [(4, 1, 1024), (4, 1, 8192), (64, 1, 1024), (32, 1, 8192), (3, 2, 777)])
-@pytest.mark.parametrize("graph", [False, True])
-def test_gpu_pdl_reduce_gives_the_plain_launchs_bits(kv_format, shape, graph):
+@pytest.mark.parametrize("graph,trigger", [(False, "early"), (False, "late"), (True, "late")])
+def test_gpu_pdl_reduce_gives_the_plain_launchs_bits(kv_format, shape, graph, trigger):
     """Fresh inputs, NaN-poisoned outputs, several calls (the reduce must see this call's partials, not the
     last call's): bitwise the plain launch's output, and the leaderboard check passes."""
     bs, q_len, kv = shape
@@ -83,8 +91,8 @@ def test_gpu_pdl_reduce_gives_the_plain_launchs_bits(kv_format, shape, graph):
         data = mla.generate_input(bs, q_len, kv, seed=seed, device="cuda")
         if plain is None:
             plain = TritonDecodePlan(data, kv_format=kv_format, pdl=False, graph=graph)
-            pdl = TritonDecodePlan(data, kv_format=kv_format, pdl=True, graph=graph)
-            assert pdl.config["pdl"] is (pdl.launches == 2) and pdl.num_splits == plain.num_splits
+            pdl = TritonDecodePlan(data, kv_format=kv_format, pdl=trigger, graph=graph)
+            assert pdl.config["pdl"] == (trigger if pdl.launches == 2 else False) and pdl.num_splits == plain.num_splits
         outs = []
         for p in (plain, pdl):
             for t in p.outputs:

@@ -800,7 +800,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = False,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -813,7 +813,7 @@ if gl is not None:
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
         gl.static_assert(KV_FORMAT == 1 or KV_FORMAT == 2, "the Gluon kernel reads fp8 or MXFP4 KV")
-        if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+        if LAUNCH_DEPENDENTS == 1:  # the reduce launched with PDL may start now (its programs wait for this grid)
             gdc_launch_dependents()
         gl.static_assert(KV_FORMAT == 1 or (PV_REG and QK_PAIRS and EPI_NATURAL),
                          "MXFP4 is built on the PV_REG + QK_PAIRS + EPI_NATURAL kernel (v99)")
@@ -1180,6 +1180,8 @@ if gl is not None:
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                 num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
         async_copy.wait_group(0)
+        if LAUNCH_DEPENDENTS == 2:  # late: the reduce's programs launch while this grid writes its partials
+            gdc_launch_dependents()
         if LAZY_SUM:
             l_i = gl.sum(l_t, axis=0)
         if PV_FP8:
@@ -1871,7 +1873,7 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = False,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
@@ -1885,7 +1887,7 @@ if gl is not None:
         gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
-        if LAUNCH_DEPENDENTS:
+        if LAUNCH_DEPENDENTS:  # (early either way: the consumers' loop end is inside the partitions)
             gdc_launch_dependents()
         R: gl.constexpr = BLOCK_M
         ROWS: gl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG

@@ -438,7 +438,7 @@ def mla_decode_split_kernel(
     KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
     USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False, FUSED_REDUCE: tl.constexpr = False,
-    PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = False,
+    PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = 0,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
     writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
@@ -457,7 +457,7 @@ def mla_decode_split_kernel(
     (loads through L2, .cg) and sets the counter back to 0 for the next call. Sequential programs
     (the interpreter) satisfy the same rule. PARTIAL_BF16 stores the partial O in bf16 (half the
     partial traffic; the LSE stays fp32)."""
-    if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+    if LAUNCH_DEPENDENTS == 1:  # the reduce launched with PDL may start now (its programs wait for this grid)
         gdc_launch_dependents()
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     DOT_DTYPE: tl.constexpr = tl.float32 if DOT_FP32 else (tl.float16 if DOT_F16 else tl.bfloat16)
@@ -528,6 +528,8 @@ def mla_decode_split_kernel(
         acc = acc * alpha[:, None] + tl.dot(p.to(DOT_DTYPE), lat)
         m_i = m_new
 
+    if LAUNCH_DEPENDENTS == 2:  # late: the reduce's programs launch while this grid writes its partials
+        gdc_launch_dependents()
     if KV_FORMAT == 1:
         acc = acc * kv_scale
     _write_output(acc, m_i, l_i, q_start + q_idx, head, row_ok, b, head_group, split, splits_b, num_splits,

@@ -66,11 +66,26 @@ def uses_ptx(device) -> bool:
             and os.environ.get("MLA_TRITON_PTX", "1") != "0")
 
 
-# Programmatic dependent launch of the reduce (``pdl``; issue 10): the split kernel lets its dependents launch
-# as its programs start, the reduce is launched with the PDL attribute, its programs take the SMs the split grid
-# leaves free and wait (griddepcontrol.wait) for the split grid's writes, so the second kernel's launch latency
-# overlaps the first kernel. The default call's choice; a plan's ``pdl=`` overrides it.
-PDL_DEFAULT = False
+# Programmatic dependent launch of the reduce (``pdl``; issue 10): the reduce is launched with the PDL
+# attribute and its programs wait (griddepcontrol.wait) for the split grid's writes before any load; the split
+# kernel lets its dependents launch (griddepcontrol.launch_dependents) as its programs start ("early") or after
+# their KV loop ("late": the reduce's programs then do not sit on the SMs while the loop runs), so the second
+# kernel's launch latency overlaps the first kernel. pdl=True is "early". (The warp-specialized MXFP4 kernel
+# triggers early either way: its loop ends inside the partitions.) PDL_DEFAULT is the default call's choice
+# (False, "early" or "late"); a plan's ``pdl=`` overrides it.
+PDL_TRIGGERS = {"early": 1, "late": 2}
+PDL_DEFAULT: bool | str = False
+
+
+def pdl_trigger(pdl) -> str | None:
+    """``pdl`` (True, False, None, "early", "late") -> the trigger's name, or None for a plain launch."""
+    if pdl is None or pdl is False:
+        return None
+    if pdl is True:
+        return "early"
+    if pdl in PDL_TRIGGERS:
+        return pdl
+    raise ValueError(f"pdl must be True, False, None, 'early' or 'late', got {pdl!r}")
 
 
 def pdl_unavailable_reason(device) -> str | None:
@@ -447,9 +462,7 @@ class TritonDecodePlan:
             raise ValueError(f"partial_dtype must be 'fp32', 'bf16' or None, got {partial_dtype!r}")
         if graph not in (True, False, "auto"):
             raise ValueError(f"graph must be True, False or 'auto', got {graph!r}")
-        if pdl is not None and not isinstance(pdl, bool):
-            raise ValueError(f"pdl must be True, False or None, got {pdl!r}")
-        if pdl and pdl_unavailable_reason(q.device):
+        if pdl_trigger(pdl) and pdl_unavailable_reason(q.device):
             raise ValueError(f"pdl=True (the reduce by programmatic dependent launch) {pdl_unavailable_reason(q.device)}")
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
@@ -566,10 +579,11 @@ class TritonDecodePlan:
         self.outputs = [self.out]
         self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
         # PDL only where a reduce follows the split kernel (None: the default where the device has it)
-        self.pdl = self.launches > 1 and (pdl if pdl is not None
-                                          else PDL_DEFAULT and pdl_unavailable_reason(self.device) is None)
+        trigger = (pdl_trigger(pdl) if pdl is not None
+                   else pdl_trigger(PDL_DEFAULT) if pdl_unavailable_reason(self.device) is None else None)
+        self.pdl = (trigger if self.launches > 1 else None) or False  # what the config records
         if self.pdl:
-            self.constexprs["LAUNCH_DEPENDENTS"] = True
+            self.constexprs["LAUNCH_DEPENDENTS"] = PDL_TRIGGERS[self.pdl]
         reduce_pdl = dict(PDL_WAIT=True, launch_pdl=True) if self.pdl else {}
         # plain launches skip the JIT's per-call dispatch (direct.py): the fresh-input path of the default call
         self.direct = DirectLaunch(self.kernel, self.grid, self.constexprs)

@@ -27,7 +27,7 @@ from triton.compiler import ASTSource
 
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
-from .launch import heads_per_program, reduce_block_d
+from .launch import PDL_TRIGGERS, heads_per_program, pdl_trigger, reduce_block_d
 from .swapab import mla_decode_swapab_kernel
 from .variants import get_variant, gluon_constexprs, gluon_launch_options
 
@@ -64,7 +64,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                     kernel: str = "split", waves_per_eu: int | None = None,
                     matrix_instr_nonkdim: int | None = None, kpack: int | None = None,
                     fused_reduce: bool | None = None, balanced: bool | None = None,
-                    pdl: bool = False) -> OfflineKernel:
+                    pdl: bool | str = False) -> OfflineKernel:
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
@@ -74,8 +74,9 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     (16 or 32: MFMA tile), ``kpack`` (1 or 2: K elements packed per MFMA operand load).
     fused_reduce / balanced: the split kernel with the one-launch reduce / the work list (None: the
     variant's own choice; balanced needs the fused reduce).
-    pdl: as a plan with ``pdl=True`` compiles it (cuda only): the split kernel lets its dependents launch
-    (griddepcontrol.launch_dependents), the reduce kernels wait for the split grid (griddepcontrol.wait).
+    pdl: as a plan with ``pdl=`` True / "early" / "late" compiles it (cuda only): the split kernel lets its
+    dependents launch (griddepcontrol.launch_dependents), the reduce kernels wait for the split grid
+    (griddepcontrol.wait).
     """
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         # the interpreter replaced every @triton.jit function; compile in a clean process instead
@@ -97,7 +98,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     work_list = (v.balanced if balanced is None else balanced) and num_splits > 1
     if work_list and not fused:
         raise ValueError("balanced (the work list) needs the fused reduce")
-    if pdl and target.backend != "cuda":
+    if pdl_trigger(pdl) and target.backend != "cuda":
         raise ValueError("pdl (programmatic dependent launch) is CUDA's (sm90+); gfx950 has no such launch")
     source_cls = ASTSource
     options = dict(num_warps=v.num_warps, num_stages=v.num_stages)
@@ -168,7 +169,11 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         signature = {"part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
                      "stride_o_tok": "i32", "stride_o_head": "i32", "num_splits": "i32"}
     # (every parameter needs a signature entry) what TritonDecodePlan sets with pdl=True
-    constexprs["PDL_WAIT" if kernel != "split" else "LAUNCH_DEPENDENTS"] = bool(pdl)
+    trigger = pdl_trigger(pdl)
+    if kernel == "split":
+        constexprs["LAUNCH_DEPENDENTS"] = PDL_TRIGGERS[trigger] if trigger else 0
+    else:
+        constexprs["PDL_WAIT"] = bool(trigger)
     if pdl and kernel != "split":
         options["launch_pdl"] = True
     for k in constexprs:

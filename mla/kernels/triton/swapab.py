@@ -183,7 +183,7 @@ def mla_decode_swapab_kernel(
     Q_TERMS: tl.constexpr = 2, PV_SWAP: tl.constexpr = False, PV_F16: tl.constexpr = True,
     V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
     MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False,
-    FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = False,
+    FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = 0,
 ):
     """Grid, work list, fused reduce and outputs as generation 1's split kernel (same arguments).
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
@@ -191,7 +191,7 @@ def mla_decode_swapab_kernel(
     dots and PV accumulators, so one chunk's V is live in registers at a time. QK_F16 runs QK^T on
     fp16 operands instead (Q as one fp16 term, K = the very fp16 tile that is V: one decode feeds
     both dots, no e4m3 rounding of K)."""
-    if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (its programs wait for this grid)
+    if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (early either way in generation 2)
         gdc_launch_dependents()
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
     R: tl.constexpr = BLOCK_M
