@@ -93,11 +93,12 @@ try:  # Gluon ships with triton >= 3.5; the CPU tests import this module without
     from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
                                                                   warpgroup_mma_wait)
     from triton.experimental.gluon.language.nvidia.hopper import tma
-    from .kernels import gdc_launch_dependents  # Triton's extern: it lowers inside a Gluon kernel too
     GLUON_IMPORT_ERROR = None
 except Exception as exc:  # pragma: no cover - depends on the installed triton
     gluon = gl = async_copy = None
     GLUON_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+from .kernels import gdc_launch_dependents  # Triton's extern (PDL's trigger): it lowers inside a Gluon kernel too
 
 if gl is not None:
     # the names moved between triton 3.6 (the H200 image) and 3.9 (CI): resolve them once here
