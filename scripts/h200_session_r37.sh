@@ -5,11 +5,13 @@
 #         in two rounds of opposite order (A/B/B/A against drift)
 #   r37c  GPU tests of the two triggers; the six split shapes x 3 formats with pdl=false / early / late, kernel and
 #         fresh modes, two rounds of opposite order
+#   r37d  the same six shapes x 3 formats, pdl=false / late, in the cold and warm modes (the whole call with the
+#         plan's own graph), two rounds of opposite order
 #   r37b  campaign 17 (FlashInfer and the Triton default call) at the committed PDL default
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r37.sh r37a|r37b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r37a, r37c or r37b}"
+session_begin "${1:?which part: r37a, r37c, r37d or r37b}"
 B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
 case $PART in
 r37a)
@@ -29,12 +31,19 @@ r37c)
   step ab2 170 $B --cases $C --kv-format bf16,fp8,mxfp4 --mode kernel,fresh --sweep pdl=late,early,false \
     --out "$OUT/pdl-trigger-r37c.csv" --append
   ;;
+r37d)
+  C=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs32-kv8192-q1-h16,bs64-kv1024-q1-h16,bs64-kv8192-q1-h16
+  step ab1 120 $B --cases $C --kv-format bf16,fp8,mxfp4 --mode cold,warm --sweep pdl=false,late \
+    --out "$OUT/pdl-cold-r37d.csv"
+  step ab2 120 $B --cases $C --kv-format bf16,fp8,mxfp4 --mode cold,warm --sweep pdl=late,false \
+    --out "$OUT/pdl-cold-r37d.csv" --append
+  ;;
 r37b)
   OUT="$OUT/c17" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
   for f in triton flashinfer; do mv "$OUT/c17/$f.csv" "$OUT/campaign17-$f.csv" 2>/dev/null; done
   mv "$OUT/c17/campaign.log" "$OUT/campaign17.log" 2>/dev/null; rm -rf "$OUT/c17"
   tail -12 "$OUT/campaign17.log"
   ;;
-*) echo "unknown part $PART (r37a, r37c, r37b)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r37a, r37c, r37d, r37b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
