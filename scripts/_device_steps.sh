@@ -42,3 +42,12 @@ install_flashinfer() {
     say "no flashinfer bundle in $CARRY (run flashinfer_carry.sh here and carry it): no FlashInfer rows"
   fi
 }
+
+# session_campaign N BUDGET_S BACKEND...: h200_campaign.sh (the leaderboard shapes, these backends) into $OUT/cN,
+# its files renamed $OUT/campaignN-<backend>.csv and $OUT/campaignN.log (a session driver's campaign part).
+session_campaign() {
+  local n=$1 budget=$2; shift 2
+  OUT="$OUT/c$n" CARRY=$CARRY BACKENDS="$*" TOTAL_BUDGET=$budget bash scripts/h200_campaign.sh > /dev/null 2>&1
+  local f; for f in "$@"; do mv "$OUT/c$n/$f.csv" "$OUT/campaign$n-$f.csv" 2>/dev/null; done
+  mv "$OUT/c$n/campaign.log" "$OUT/campaign$n.log" 2>/dev/null; rm -rf "$OUT/c$n"
+}

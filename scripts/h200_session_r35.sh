@@ -38,10 +38,7 @@ r35b)
   step wsrule 150 python3 -m mla bench --backend triton --no-progress --max-seconds 0.3 --kv-format mxfp4 --mode kernel \
     --cases bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs128-kv8192-q1-h16,bs64-kv4096-q1-h16,bs128-kv4096-q1-h16,bs16-kv16384-q1-h16 \
     --sweep num_splits=auto,1,2,4,8 --out "$OUT/wsrule-r35b.csv"
-  OUT="$OUT/c13" CARRY=$CARRY BACKENDS="torch flashinfer triton" TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) - 10 )) \
-    bash scripts/h200_campaign.sh > /dev/null 2>&1
-  for f in triton flashinfer torch; do mv "$OUT/c13/$f.csv" "$OUT/campaign13-$f.csv" 2>/dev/null; done
-  mv "$OUT/c13/campaign.log" "$OUT/campaign13.log" 2>/dev/null; rm -rf "$OUT/c13"
+  session_campaign 13 $(( TOTAL_BUDGET - (SECONDS - START) - 10 )) torch flashinfer triton
   ;;
 r35c)
   step pytest 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_direct_launch.py tests/test_contents_check.py \
@@ -55,10 +52,7 @@ r35c)
   step gap64 60 python3 scripts/probes/issue10_gap.py "$OUT/gap64" --case bs64-kv8192-q1-h16 --kv-format mxfp4 \
     --rounds 1 --no-harness --budget 40 --max-seconds 0.1 --queue-steps 10
   mv "$OUT/gap64/issue10-gap.csv" "$OUT/gap6-bs64-kv8192.csv" 2>/dev/null; rm -rf "$OUT/gap64"
-  OUT="$OUT/c14" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) - 10 )) \
-    bash scripts/h200_campaign.sh > /dev/null 2>&1
-  for f in triton flashinfer; do mv "$OUT/c14/$f.csv" "$OUT/campaign14-$f.csv" 2>/dev/null; done
-  mv "$OUT/c14/campaign.log" "$OUT/campaign14.log" 2>/dev/null; rm -rf "$OUT/c14"
+  session_campaign 14 $(( TOTAL_BUDGET - (SECONDS - START) - 10 )) flashinfer triton
   ;;
 *) echo "unknown part $PART (r35, r35b, r35c)" >&2; exit 2 ;;
 esac

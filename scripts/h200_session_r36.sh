@@ -24,9 +24,7 @@ r36a)
 r36b)
   step pytest 90 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -k "flush or read" \
     --junitxml="$OUT/pytest-r36b.xml"
-  OUT="$OUT/c15" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
-  for f in triton flashinfer; do mv "$OUT/c15/$f.csv" "$OUT/campaign15-$f.csv" 2>/dev/null; done
-  mv "$OUT/c15/campaign.log" "$OUT/campaign15.log" 2>/dev/null; rm -rf "$OUT/c15"
+  session_campaign 15 330 flashinfer triton
   tail -40 "$OUT/campaign15.log"
   B="python3 -m mla bench --backend triton --no-progress --max-seconds 0.25"
   step fresh-write 90 $B --cases leaderboard --kv-format bf16,fp8,mxfp4 --mode fresh --fresh-flush write \
@@ -41,9 +39,7 @@ r36c)
     -k "short or default or flush or read" --junitxml="$OUT/pytest-r36c.xml"
   step rule 90 python3 -m mla bench --backend triton --no-progress --max-seconds 0.25 --mode kernel --kv-format fp8,mxfp4 \
     --cases bs16-kv8192-q1-h16,bs128-kv1024-q1-h16 --sweep num_splits=auto,1,2,8,16 --out "$OUT/rule-r36c.csv"
-  OUT="$OUT/c16" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
-  for f in triton flashinfer; do mv "$OUT/c16/$f.csv" "$OUT/campaign16-$f.csv" 2>/dev/null; done
-  mv "$OUT/c16/campaign.log" "$OUT/campaign16.log" 2>/dev/null; rm -rf "$OUT/c16"
+  session_campaign 16 330 flashinfer triton
   tail -12 "$OUT/campaign16.log"
   ;;
 *) echo "unknown part $PART (r36a, r36b, r36c)" >&2; exit 2 ;;

@@ -39,9 +39,7 @@ r37d)
     --out "$OUT/pdl-cold-r37d.csv" --append
   ;;
 r37b)
-  OUT="$OUT/c17" CARRY=$CARRY BACKENDS="flashinfer triton" TOTAL_BUDGET=330 bash scripts/h200_campaign.sh > /dev/null 2>&1
-  for f in triton flashinfer; do mv "$OUT/c17/$f.csv" "$OUT/campaign17-$f.csv" 2>/dev/null; done
-  mv "$OUT/c17/campaign.log" "$OUT/campaign17.log" 2>/dev/null; rm -rf "$OUT/c17"
+  session_campaign 17 330 flashinfer triton
   tail -12 "$OUT/campaign17.log"
   ;;
 *) echo "unknown part $PART (r37a, r37c, r37d, r37b)" >&2; exit 2 ;;
