@@ -14,8 +14,9 @@ Config keys (all optional):
                campaign 3 measured it faster (launch.fused_by_default: fp8, 2-8 splits of >= 1024 tokens)
   balanced     True/False: override the variant's balanced work list (needs fused_reduce)
   partial_dtype "fp32" / "bf16": partial O precision (bf16 needs fused_reduce)
-  pdl          True/False: launch the split-K reduce by programmatic dependent launch (sm90+: its launch
-               overlaps the split kernel; launch.PDL_DEFAULT is the default call's choice)
+  pdl          False / "early" (= True) / "late": launch the split-K reduce by programmatic dependent launch
+               (sm90+: its launch overlaps the split kernel, which releases it at its start or after its KV
+               loop); None: launch.PDL_DEFAULT ("late", measured in round 37) where the GPU has it
 
 The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
 callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).

@@ -406,7 +406,7 @@ class TritonDecodePlan:
     def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
-                 partial_dtype: str | None = None, pdl: bool | None = None):
+                 partial_dtype: str | None = None, pdl: bool | str | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
         # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
         # or an explicit knob means exactly what it says
@@ -462,8 +462,9 @@ class TritonDecodePlan:
             raise ValueError(f"partial_dtype must be 'fp32', 'bf16' or None, got {partial_dtype!r}")
         if graph not in (True, False, "auto"):
             raise ValueError(f"graph must be True, False or 'auto', got {graph!r}")
-        if pdl_trigger(pdl) and pdl_unavailable_reason(q.device):
-            raise ValueError(f"pdl=True (the reduce by programmatic dependent launch) {pdl_unavailable_reason(q.device)}")
+        pdl_off = pdl_unavailable_reason(q.device)
+        if pdl_trigger(pdl) and pdl_off:
+            raise ValueError(f"pdl={pdl!r} (the reduce by programmatic dependent launch) {pdl_off}")
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
         self.partial_bf16 = self.variant.partial_bf16 if partial_dtype is None else partial_dtype == "bf16"
@@ -579,8 +580,7 @@ class TritonDecodePlan:
         self.outputs = [self.out]
         self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
         # PDL only where a reduce follows the split kernel (None: the default where the device has it)
-        trigger = (pdl_trigger(pdl) if pdl is not None
-                   else pdl_trigger(PDL_DEFAULT) if pdl_unavailable_reason(self.device) is None else None)
+        trigger = pdl_trigger(pdl) if pdl is not None else None if pdl_off else pdl_trigger(PDL_DEFAULT)
         self.pdl = (trigger if self.launches > 1 else None) or False  # what the config records
         if self.pdl:
             self.constexprs["LAUNCH_DEPENDENTS"] = PDL_TRIGGERS[self.pdl]

@@ -168,14 +168,14 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         fn = mla_decode_reduce_kernel
         signature = {"part_o_ptr": "*fp32", "part_lse_ptr": "*fp32", "out_ptr": "*bf16",
                      "stride_o_tok": "i32", "stride_o_head": "i32", "num_splits": "i32"}
-    # (every parameter needs a signature entry) what TritonDecodePlan sets with pdl=True
+    # what TritonDecodePlan sets for this pdl (given either way: every parameter needs a signature entry)
     trigger = pdl_trigger(pdl)
     if kernel == "split":
         constexprs["LAUNCH_DEPENDENTS"] = PDL_TRIGGERS[trigger] if trigger else 0
     else:
         constexprs["PDL_WAIT"] = bool(trigger)
-    if pdl and kernel != "split":
-        options["launch_pdl"] = True
+        if trigger:
+            options["launch_pdl"] = True
     for k in constexprs:
         signature[k] = "constexpr"
     # what the JIT would specialize at run time: 16-byte aligned pointers and strides divisible by
