@@ -801,7 +801,8 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 0,
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
+        EARLY_TMA: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -828,6 +829,7 @@ if gl is not None:
         gl.static_assert(not (PV_FP8 and LAZY_RESCALE), "PV_FP8 rescales every tile (e4m3 P holds 256 P at most)")
         WG2: gl.constexpr = WARPGROUPS == 2
         gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
+        gl.static_assert(not EPI_DIRECT and not EARLY_TMA, "EPI_DIRECT, EARLY_TMA: the warp-specialized kernel's")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1519,7 +1521,7 @@ if gl is not None:
         async_copy.commit_group()
 
     @gluon.jit
-    def _ws_tma_body(PART: gl.constexpr, ptrs, ints, bufs):
+    def _ws_tma_body(PART: gl.constexpr, ptrs, ints, bufs, EARLY_TMA: gl.constexpr = False):
         """A WS_TMA decoder partition (v133+): WS_HALVES' half of every tile, its packed bytes by two TMA loads
         ([64 t, 128 B] of the latent, [32 t, 32 B] of the rope; one thread issues them, the entry's mbarrier
         counts the bytes) and only the scale bytes by cp.async: no per-copy address math or masks in the loop.
@@ -1536,8 +1538,12 @@ if gl is not None:
         t_q = gl.arange(0, 32, layout=gl.SliceLayout(1, _WS2_CP_SCR)) + 32 * PART
         off_scr = t_q[:, None] * stride_sc_tok + (16 + gl.arange(0, 4, layout=gl.SliceLayout(0, _WS2_CP_SCR)))[None, :]
         for i in gl.static_range(STAGES_ - 1):
-            _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, start + i * 64, end, stride_sc_tok, off_sc, t_s,
-                          off_scr, t_q, i * 2 + PART, PART, mx_lat, mx_rope, mx_sc, mx_scr, ready)
+            if EARLY_TMA:  # (the kernel issued these tiles' TMA loads before the Q prologue)
+                _ws_issue_scales(kv_aux_ptr, kv_start, start + i * 64, end, stride_sc_tok, off_sc, t_s, off_scr, t_q,
+                                 i * 2 + PART, mx_sc, mx_scr)
+            else:
+                _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, start + i * 64, end, stride_sc_tok, off_sc,
+                              t_s, off_scr, t_q, i * 2 + PART, PART, mx_lat, mx_rope, mx_sc, mx_scr, ready)
         for j in range(0, n_tiles):
             n0 = start + j * 64
             _ws_issue_tma(lat_desc, rope_desc, kv_aux_ptr, kv_start, n0 + (STAGES_ - 1) * 64, end, stride_sc_tok, off_sc,
@@ -1563,11 +1569,23 @@ if gl is not None:
         """One decoder's half of the tile at n0 into ring entry e: the packed bytes by TMA (when the program
         has that tile; the entry's barrier expects their bytes), the scale bytes by cp.async, masked to the
         program's tokens (one commit group, possibly empty)."""
+        _ws_issue_tma_bytes(lat_desc, rope_desc, kv_start, n0, end, e, PART, mx_lat, mx_rope, ready)
+        _ws_issue_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, off_sc, t_s, off_scr, t_q, e, mx_sc, mx_scr)
+
+    @gluon.jit
+    def _ws_issue_tma_bytes(lat_desc, rope_desc, kv_start, n0, end, e, PART: gl.constexpr, mx_lat, mx_rope, ready):
+        """The packed bytes of one decoder's half of the tile at n0 by two TMA loads on entry e's barrier
+        (which then expects their bytes), when the program has that tile."""
         row = kv_start + n0
         has = n0 < end
         mbarrier.expect(ready.index(e), 64 * 128 + 32 * 32, pred=has)
         _tma_load(lat_desc, [row, 128 * PART], ready.index(e), mx_lat.index(e), pred=has)
         _tma_load(rope_desc, [row + 32 * PART, 256], ready.index(e), mx_rope.index(e), pred=has)
+
+    @gluon.jit
+    def _ws_issue_scales(kv_aux_ptr, kv_start, n0, end, stride_sc_tok, off_sc, t_s, off_scr, t_q, e, mx_sc, mx_scr):
+        """The scale bytes of that half by cp.async, masked to the program's tokens (one commit group)."""
+        row = kv_start + n0
         lim = end - n0
         sc_base = kv_aux_ptr + row.to(gl.int64) * stride_sc_tok
         # (the launcher checks the 4-byte alignment of the scale base and rows the copies rely on)
@@ -1651,6 +1669,14 @@ if gl is not None:
         _ws_tma_body(1, ptrs, ints, bufs)
 
     @gluon.jit
+    def _ws_tma_lo_early(ptrs, ints, bufs):
+        _ws_tma_body(0, ptrs, ints, bufs, True)
+
+    @gluon.jit
+    def _ws_tma_hi_early(ptrs, ints, bufs):
+        _ws_tma_body(1, ptrs, ints, bufs, True)
+
+    @gluon.jit
     def _ws_halves_lo(ptrs, ints, bufs):
         _ws_halves_body(0, ptrs, ints, bufs)
 
@@ -1694,6 +1720,14 @@ if gl is not None:
     @gluon.jit
     def _ws_consumer1_ldsm(ptrs, ints, bufs):
         _ws_consumer(1, ptrs, ints, bufs, True)
+
+    @gluon.jit
+    def _ws_consumer0_direct(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs, True, True)
+
+    @gluon.jit
+    def _ws_consumer1_direct(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs, True, True)
 
     @gluon.jit
     def _ws_program_range(kv_indptr_ptr, num_splits):
@@ -1755,7 +1789,8 @@ if gl is not None:
         k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
 
     @gluon.jit
-    def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs, V_LDSM: gl.constexpr = False):
+    def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs, V_LDSM: gl.constexpr = False,
+                     EPI_DIRECT: gl.constexpr = False):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
         j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY)."""
         qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr = ptrs[3], ptrs[4], ptrs[5], ptrs[6]
@@ -1838,7 +1873,25 @@ if gl is not None:
         l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
         lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
         gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
-        if V_LDSM:  # slice by slice at their dims: _natural_rows_ldsm's [R, 512] conversion took 12 KB more
+        if EPI_DIRECT:  # each slice from its accumulator registers straight to its dims: no layout conversion,
+            # so none of the 16 partition barriers and shared round trips of the slice-by-slice epilogue
+            # (v140's cost on short programs, rounds 33-34); 4-byte stores, 64 a thread
+            rows_o = gl.arange(0, _WS_R, layout=gl.SliceLayout(0, o_layout))
+            ok_o = rows_o < ROWS
+            tok_o = q_start + gl.where(ok_o, rows_o // HEADS_PER_PROG, 0)
+            prow_o = (tok_o * NUM_HEADS + head_group * HEADS_PER_PROG + rows_o % HEADS_PER_PROG) * num_splits
+            base_o = (part_o_ptr + (prow_o + 2 * split + PARITY).to(gl.int64) * 512)[None, :]
+            m_o = gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+            ok_o = ok_o[None, :]
+            gl.store(base_o + _ldsm_slice_dims(m_o, 0)[:, None], acc0 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 1)[:, None], acc1 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 2)[:, None], acc2 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 3)[:, None], acc3 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 4)[:, None], acc4 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 5)[:, None], acc5 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 6)[:, None], acc6 * inv, mask=ok_o)
+            gl.store(base_o + _ldsm_slice_dims(m_o, 7)[:, None], acc7 * inv, mask=ok_o)
+        elif V_LDSM:  # slice by slice at their dims: _natural_rows_ldsm's [R, 512] conversion took 12 KB more
             # shared scratch per consumer than v133's (242 KB in all: over the 227 KB an SM has)
             row_base = part_o_ptr + part_row.to(gl.int64) * 512
             m = gl.arange(0, 64, layout=gl.SliceLayout(0, out_blk))
@@ -1874,7 +1927,8 @@ if gl is not None:
         WORK_LIST: gl.constexpr = False, WARPGROUPS: gl.constexpr = 1, WS_SLOTS: gl.constexpr = 3,
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
-        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
+        EARLY_TMA: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
@@ -1886,6 +1940,8 @@ if gl is not None:
                          "the warp-specialized consumers are v116's loop")
         gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
         gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
+        gl.static_assert(not EPI_DIRECT or V_LDSM, "EPI_DIRECT: V_LDSM's consumers (v143)")
+        gl.static_assert(not EARLY_TMA or EPI_DIRECT, "EARLY_TMA: v143's partitions (v144)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
         if LAUNCH_DEPENDENTS:  # (early either way: the consumers' loop end is inside the partitions)
@@ -1946,6 +2002,14 @@ if gl is not None:
         for i in gl.static_range(WS_SLOTS):
             mbarrier.init(full.index(i), count=WS_DECODERS)  # every decoder arrives on each tile
             mbarrier.init(empty.index(i), count=1)
+        if EARLY_TMA:  # the first tiles' packed bytes in flight while the default warps load and quantize Q
+            fence_async_shared()  # (the barriers' init before the TMA unit uses them)
+            kv_start0, kv_len0, start0, end0, n_tiles0 = _ws_program_range(kv_indptr_ptr, num_splits)
+            for i in gl.static_range(STAGES - 1):
+                _ws_issue_tma_bytes(lat_desc, rope_desc, kv_start0, start0 + i * 64, end0, i * 2, 0, mx_lat, mx_rope,
+                                    ready)
+                _ws_issue_tma_bytes(lat_desc, rope_desc, kv_start0, start0 + i * 64, end0, i * 2 + 1, 1, mx_lat,
+                                    mx_rope, ready)
         head_group = gl.program_id(0)
         b = gl.program_id(2)
         q_start = gl.load(qo_indptr_ptr + b)
@@ -1967,7 +2031,14 @@ if gl is not None:
                                [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS, 24])
         elif WS_TMA:
             gl.static_assert(WS_HALVES, "WS_TMA is WS_HALVES with the packed bytes by TMA")
-            if V_LDSM:
+            if EARLY_TMA:
+                gl.warp_specialize([(_ws_consumer0_direct, args), (_ws_consumer1_direct, args),
+                                    (_ws_tma_lo_early, args), (_ws_tma_hi_early, args)], [4, 4, 4],
+                                   [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            elif EPI_DIRECT:
+                gl.warp_specialize([(_ws_consumer0_direct, args), (_ws_consumer1_direct, args), (_ws_tma_lo, args),
+                                    (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            elif V_LDSM:
                 gl.warp_specialize([(_ws_consumer0_ldsm, args), (_ws_consumer1_ldsm, args), (_ws_tma_lo, args),
                                     (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
             else:

@@ -60,6 +60,8 @@ class Variant:
     gluon_ws_loader: bool = False  # gluon_ws_tma: a 1-warp loader partition issues every copy; the decoders only decode
     gluon_mx_lut2: bool = False  # gluon (MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX, same words)
     gluon_v_ldsm: bool = False  # gluon_pv_fp8 + gluon_v_cf: V^T's fragments by ldmatrix.trans on byte pairs + 1 PRMT a register
+    gluon_epi_direct: bool = False  # gluon_ws + gluon_v_ldsm: partials stored from the accumulator registers (no conversion)
+    gluon_early_tma: bool = False  # gluon_epi_direct: the first tiles' TMA loads issued before the Q prologue
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -479,6 +481,27 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128,
             gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48, gluon_ws_decoders=2, gluon_ws_halves=True,
             gluon_ws_tma=True, gluon_v_ldsm=True),
+    # issue 9 / round 38 (compiled offline first): v140 loses to v133 below 64 KV tiles a program (+6% at 32, +13% at
+    # 16, r33 / r34). Its epilogue converts the 8 output slices one by one through shared memory (16 partition
+    # barriers; the [R, 512] conversion v133 uses does not fit beside V_LDSM's ring). v143 stores each slice
+    # from its accumulator registers at its dims. Predicted: v143 within 1% of v140 at 128 tiles, and at 16-64
+    # tiles at or below v133 (v140's -3.5% loop gain no longer paid back by the epilogue)
+    Variant("v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", 64, 4, 2, 0, "v140 with the partials stored straight from "
+            "the accumulator registers (no layout conversion, no partition barrier in the epilogue)", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48,
+            gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_v_ldsm=True, gluon_epi_direct=True),
+    # v144: v143 with the first tile's two TMA loads issued by the default warps before they load and quantize
+    # Q (the scale bytes stay with the decoders: a cp.async group is per thread). Predicted: -0.5..-1 us a
+    # program (one HBM latency no longer after the prologue), so -1..-3% at 16-32 tiles, nothing at 128
+    Variant("v144_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_et", 64, 4, 2, 0, "v143 with the first tile's TMA loads issued "
+            "before the Q prologue", family="gluon",
+            pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True,
+            gluon_kv="mxfp4", gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=128, gluon_ws_consumer_regs=208, gluon_ws_decoder_regs=48,
+            gluon_ws_decoders=2, gluon_ws_halves=True, gluon_ws_tma=True, gluon_v_ldsm=True, gluon_epi_direct=True,
+            gluon_early_tma=True),
     Variant("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v116 with v140's ldmatrix V^T fragments",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
@@ -623,7 +646,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_consumer_regs": "WS_CONSUMER_REGS", "gluon_ws_decoder_regs": "WS_DECODER_REGS",
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
-                    "gluon_v_ldsm": "V_LDSM"}
+                    "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
+                    "gluon_early_tma": "EARLY_TMA"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
