@@ -160,7 +160,7 @@ def test_gpu_misaligned_query_gets_its_own_binary():
 
 
 @gpu
-@pytest.mark.parametrize("variant", ["v133_n64_w4_s2_gl_mx_ws4_tma", "v140_n64_w4_s2_gl_mx_ws4_tma_ldsm"])
+@pytest.mark.parametrize("variant", ["v133_n64_w4_s2_gl_mx_ws4_tma", "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed"])
 def test_gpu_ws_kernel_on_new_cache_addresses_reuses_descriptor_fields(variant):
     """The warp-specialized MXFP4 kernel's TMA descriptors for a new cache tensor are copies re-based on it
     (gluon_sm90.ws_tma_descriptors): every new address set must read its own cache, alternating as eval.py's

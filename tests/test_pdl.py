@@ -38,7 +38,7 @@ def test_pdl_unavailable_in_the_interpreter_and_on_cpu(monkeypatch):
 
 @pytest.mark.parametrize("variant,kv_format", [("v28_n32_w4_s3_tr", "bf16"),
                                                ("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "fp8"),
-                                               ("v140_n64_w4_s2_gl_mx_ws4_tma_ldsm", "mxfp4")])
+                                               ("v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "mxfp4")])
 def test_pdl_compiles_to_griddepcontrol_on_sm90(variant, kv_format):
     """The split kernel lets its dependents launch once (first thing its programs do); the reduce waits for
     the split grid before any load, and its binary carries the launch attribute. Without pdl: neither."""

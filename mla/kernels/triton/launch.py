@@ -38,8 +38,7 @@ from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
                          ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_LONG_DEFAULT,
-                       HOPPER_WS_LONG_MIN_TILES, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
+from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options)
 
@@ -191,15 +190,12 @@ def balanced_by_default(variant: Variant, kv_lens, block_n: int, target_items: i
 def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -> str | None:
     """The warp-specialized kernel the default call swaps generation 3's MXFP4 kernel for, or None: for a
     uniform batch whose programs each run at least HOPPER_WS_MIN_TILES KV tiles at the split count already
-    chosen, HOPPER_WS_DEFAULT (gen3-r27 / r28 / r31), or HOPPER_WS_LONG_DEFAULT from HOPPER_WS_LONG_MIN_TILES
-    (gen3-r33 / r34; variants.py)."""
+    chosen, HOPPER_WS_DEFAULT (gen3-r27 / r28 / r31 / r38a; variants.py)."""
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_WS_DEFAULT or len(set(lens)) > 1:
         return None
     per_program = -(-lens[0] // num_splits)
     tiles = -(-per_program // block_n)
-    if tiles >= HOPPER_WS_LONG_MIN_TILES and kv_format in HOPPER_WS_LONG_DEFAULT:
-        return HOPPER_WS_LONG_DEFAULT[kv_format]
     return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
 
 
@@ -257,8 +253,8 @@ def ws_scales_fit(data, kv_format: str) -> bool:
     """Whether the MXFP4 scale rows suit the warp-specialized default's 4-byte scale copies (WS_HALVES):
     a 4-byte aligned base and row stride, rows of >= 20 bytes (the generator's 24 do); otherwise the
     default keeps generation 3's other kernel, which reads the scales byte by byte."""
-    ws = [HOPPER_WS_DEFAULT.get(kv_format), HOPPER_WS_LONG_DEFAULT.get(kv_format)]
-    if kv_format != "mxfp4" or not any(get_variant(n).gluon_ws_halves for n in ws if n):
+    ws = HOPPER_WS_DEFAULT.get(kv_format)
+    if kv_format != "mxfp4" or not (ws and get_variant(ws).gluon_ws_halves):
         return True
     _, aux, _, stride_sc = _kv_tensors(data, kv_format)
     return _scale_rows_copyable(aux, stride_sc)

@@ -581,13 +581,15 @@ HOPPER_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v
 # gen3-r31: v133 (its decoders' packed halves by TMA) below v130 on every shape and below v117 from 32 tiles
 # per program: bs256-kv8192 373 vs 418 us, bs256-kv4096 199 vs 216, bs64-kv8192 (32) 111.8 vs 117.0; not at
 # 16 (bs32-kv8192 70.0 vs 66.3). So v133 from 32 tiles
-HOPPER_WS_DEFAULT = {"mxfp4": "v133_n64_w4_s2_gl_mx_ws4_tma"}
+# gen3-r33 / r34: v140 (v133 + V^T by ldmatrix.trans) paid only on the longest programs (128 tiles 357.8 vs 370.4
+# us; +6% at 32 tiles, +13% at 16): its epilogue converted the output slice by slice. gen3-r38a (gen3-r38a.csv,
+# two rounds in opposite order): v143 (v140, partials stored from the accumulators) against v133 / v140 at 16 tiles
+# 72.0 / 71.7 vs 71.1 / 71.1 and 80.3 / 79.8 us (bs32-kv8192, 8 splits), 32 tiles 58.9 / 58.4 vs 59.6 / 59.3 and 63.3
+# / 63.3, 64 tiles 99.3 / 98.0 vs 103.0 / 101.6 and 103.7 / 103.7 (bs64-kv8192), 128 tiles 179.5 / 178.3 vs 190.1 /
+# 187.3 and 183.5 / 182.6 (bs128-kv8192), 348.9 / 347.3 vs 372.4 / 370.6 and 355.1 / 354.8 (bs256-kv8192). So v143
+# from 32 tiles (16 tiles: v117's rule, the warp-specialized kernels tie there at best)
+HOPPER_WS_DEFAULT = {"mxfp4": "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed"}
 HOPPER_WS_MIN_TILES = 32
-# gen3-r33 / r34: v140 (v133 + V^T by ldmatrix.trans) pays only on the longest programs: 128 tiles 357.8 / 361.6
-# vs 370.4 / 376.1 us (bs256-kv8192, two runs); 64 tiles a tie (bs128-kv8192 200.4 vs 202.0, bs256-kv4096 202.0
-# vs 200.9); 32 tiles 118.3 vs 111.8 (bs64-kv8192), 16 tiles 79.2 vs 69.9 (bs32-kv8192). So v140 from 128
-HOPPER_WS_LONG_DEFAULT = {"mxfp4": "v140_n64_w4_s2_gl_mx_ws4_tma_ldsm"}
-HOPPER_WS_LONG_MIN_TILES = 128
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
