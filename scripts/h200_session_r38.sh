@@ -6,10 +6,13 @@
 #         rounds in opposite order, with the fp8 default at the same shapes; Nsight Compute's pipe and
 #         scheduler sections on one v143 launch at bs256-kv8192
 #   r38b  campaign 18 (FlashInfer and the Triton default call) at the committed defaults
+#   r38c  MXFP4 against fp8 through the default call on the three short kv8192 shapes, kernel and fresh modes,
+#         three rounds in alternating format order; MXFP4 v117 / v139 / v142 at the default split count on the
+#         shapes v117 takes (the kv1024 shapes, bs4-kv8192)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r38.sh r38a|r38b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r38a or r38b}"
+session_begin "${1:?which part: r38a, r38b or r38c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r38
 B="python3 -m mla bench --backend triton --no-progress --kv-format mxfp4 --mode kernel --config graph=true --max-seconds 0.15"
 V133=v133_n64_w4_s2_gl_mx_ws4_tma; V140=v140_n64_w4_s2_gl_mx_ws4_tma_ldsm
@@ -41,10 +44,20 @@ with pd.option_context("display.width", 250, "display.max_colwidth", 60, "displa
     print(d[cols].to_string())
 PY
   ;;
+r38c)
+  A=$OUT/mx-vs-fp8-r38c.csv
+  for fmts in fp8,mxfp4 mxfp4,fp8 fp8,mxfp4; do
+    step ab 80 python3 -m mla bench --backend triton --no-progress --kv-format $fmts --mode kernel,fresh --max-seconds 0.2 \
+      --cases bs4-kv8192-q1-h16,bs32-kv8192-q1-h16,bs64-kv8192-q1-h16 --out $A $( [ -f $A ] && echo --append )
+  done
+  step short 150 $B --cases bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16,bs256-kv1024-q1-h16 \
+    --sweep variant=v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf,v139_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_lut,v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm \
+    --out $OUT/short-r38c.csv
+  ;;
 r38b)
   session_campaign 18 330 flashinfer triton
   tail -12 "$OUT/campaign18.log"
   ;;
-*) echo "unknown part $PART (r38a, r38b)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r38a, r38b, r38c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
