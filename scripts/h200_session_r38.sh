@@ -9,10 +9,11 @@
 #   r38c  MXFP4 against fp8 through the default call on the three short kv8192 shapes, kernel and fresh modes,
 #         three rounds in alternating format order; MXFP4 v117 / v139 / v142 at the default split count on the
 #         shapes v117 takes (the kv1024 shapes, bs4-kv8192)
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r38.sh r38a|r38b      (writes $OUT/*)
+#   r38d  PC-sampled stalls per partition loop of v143 at bs256-kv8192 (Nsight Compute SourceCounters)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r38.sh r38a|r38b|r38c|r38d      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r38a, r38b or r38c}"
+session_begin "${1:?which part: r38a, r38b, r38c or r38d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r38
 B="python3 -m mla bench --backend triton --no-progress --kv-format mxfp4 --mode kernel --config graph=true --max-seconds 0.15"
 V133=v133_n64_w4_s2_gl_mx_ws4_tma; V140=v140_n64_w4_s2_gl_mx_ws4_tma_ldsm
@@ -54,10 +55,17 @@ r38c)
     --sweep variant=v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf,v139_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_lut,v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm \
     --out $OUT/short-r38c.csv
   ;;
+r38d)
+  step ncu-src 150 ncu --clock-control none --launch-skip 1 --launch-count 1 -k "regex:mla_decode_gluon" \
+    --section SourceCounters --section WarpStateStats --import-source no -f -o /tmp/src-v143 \
+    python3 scripts/probes/one_launch.py bs256-kv8192-q1-h16 auto $V143
+  step ncu-page 90 bash -c "ncu -i /tmp/src-v143.ncu-rep --page source --csv --print-source sass > $OUT/r38d-src-v143.csv"
+  step summary 60 python3 scripts/probes/ncu_partition_summary.py $OUT/r38d-src-v143.csv
+  ;;
 r38b)
   session_campaign 18 330 flashinfer triton
   tail -12 "$OUT/campaign18.log"
   ;;
-*) echo "unknown part $PART (r38a, r38b, r38c)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r38a, r38b, r38c, r38d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
