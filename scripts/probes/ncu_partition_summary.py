@@ -40,7 +40,7 @@ for a, b in loops:
     s = d[m]
     n = s[main].sum()
     kind = "consumer" if s["Source"].astype(str).str.contains("GMMA").any() else "decoder"
-    reasons = {c.replace("stall_", ""): round(s[c].sum() / n, 3) for c in stalls if n and s[c].sum() / n > 0.02}
+    reasons = {c.replace("stall_", ""): round(float(s[c].sum() / n), 3) for c in stalls if n and s[c].sum() / n > 0.02}
     wfs = {c.replace("L1 Wavefronts Shared", "wavefronts").strip(): int(s[c].sum()) for c in wf}
     print(f"{a:#x}-{b:#x} {kind}: {m.sum()} SASS lines, {n / total:.3f} of the samples, "
           f"{s['Instructions Executed'].sum():.0f} warp instructions, {wfs}")
