@@ -62,19 +62,23 @@ keeps generation 2's math and changes only what the measurements named:
     WS_HALVES (v131+): decoder P owns latent blocks 8P..8P+7 of every token and the rope of tokens
     32P..32P+31 (equal halves), its scale bytes copied through the packed ring by cp.async.
     WS_TMA (v133+): each half's packed bytes by two TMA loads (lat_desc / rope_desc, built by the
-    launcher) on the ring entry's mbarrier; v133 is the MXFP4 default on programs of >= 32 KV tiles
-    (launch.ws_by_default): 5% under v130, 11% under v117 at bs256-kv8192.
+    launcher) on the ring entry's mbarrier (v133: 5% under v130, 11% under v117 at bs256-kv8192).
     WS_LOADER (v136+): a one-warp partition issues every copy and the decoders only decode (slower:
     one tile of lookahead, and its warpgroup's registers come out of the consumers').
     MX_LUT2 (v138 / v139, MXFP4): each block's two table words by one PTX block (_MX_LUT2_PTX): the same words
-    for every scale byte, one integer instruction fewer a block (no 8-bit mask in the range check; compiled
-    offline, not yet run on a GPU).
+    for every scale byte, one integer instruction fewer a block (no 8-bit mask in the range check; measured
+    within noise in round 33, 0.1-1.6% under v117 on four of five short shapes in round 38c).
     V_LDSM (v140 - v142, with PV_FP8 + V_CF + EPI_NATURAL, one warpgroup): V^T's fragments by ldmatrix.trans on
     byte pairs (the e4m3 tile read as uint16, 16 LDSM.16.MT88.4 a thread) and one PRMT a register
     (_v_fragments8_ldsm) instead of LDS.128 + 4x4 byte transposes (2 PRMT a register); the output dims
     relabelled to match (_natural_rows_ldsm). Layouts checked element by element by
-    scripts/probes/vt_ldmatrix_probe.py's model; compiled offline, not yet run on a GPU.
-Measured variants v91-v137 (variants.py; docs/notes-triton.md "Generation 3").
+    scripts/probes/vt_ldmatrix_probe.py's model (measured in rounds 33-34).
+    EPI_DIRECT (v143+, the warp-specialized V_LDSM consumers): each output slice stored from its accumulator
+    registers at its dims, without the slice-by-slice layout conversion (16 partition barriers a consumer);
+    v143 is the MXFP4 default on programs of >= 32 KV tiles (launch.ws_by_default; round 38).
+    EARLY_TMA (v144): the first tiles' TMA loads issued by the default warps before the Q prologue (measured
+    0.3-2% slower than v143).
+Measured variants v91-v144 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 38").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
