@@ -77,7 +77,7 @@ keeps generation 2's math and changes only what the measurements named:
     registers at its dims, without the slice-by-slice layout conversion (16 partition barriers a consumer);
     v143 is the MXFP4 default on programs of >= 32 KV tiles (launch.ws_by_default; round 38).
     EARLY_TMA (v144): the first tiles' TMA loads issued by the default warps before the Q prologue (measured
-    0.3-2% slower than v143).
+    0.5-2% slower than v143).
 Measured variants v91-v144 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 38").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
