@@ -777,20 +777,20 @@ def test_ws_default_takes_v143_from_32_tiles():
 def test_ws_default_choice_runs_one_program_per_sm():
     """r35's split sweep: the warp-specialized kernel at one program per SM beat the split count chosen for
     v117's two per SM (bs32-kv8192: v133 at 4 splits 59.2 us, v117 at 8 66.1; bs64-kv8192: v133 at 2 splits
-    102.3, at 4 110.9). The default choice takes that split count, and the kernel by the programs' length."""
+    102.3, at 4 110.9). The default choice takes that split count, and the kernel from 32 tiles a program."""
     from mla.kernels.triton.launch import MAX_SPLITS, ws_default_choice, ws_num_splits
     from mla.kernels.triton.variants import HOPPER_WS_DEFAULT
 
-    long_ = mid = HOPPER_WS_DEFAULT["mxfp4"]
+    ws = HOPPER_WS_DEFAULT["mxfp4"]
 
     def choice(bs, kv, fmt="mxfp4", lens=None):
         return ws_default_choice(fmt, lens or [kv] * bs, 1, 132, 64)
 
-    assert choice(32, 8192) == (mid, 4)  # 32 programs x 4 = 128 <= 132 SMs; 2048 tokens = 32 tiles
-    assert choice(64, 8192) == (mid, 2)
-    assert choice(128, 8192) == (long_, 1)  # 128 tiles a program
-    assert choice(256, 8192) == (long_, 1)
-    assert choice(256, 4096) == (mid, 1)
+    assert choice(32, 8192) == (ws, 4)  # 32 programs x 4 = 128 <= 132 SMs; 2048 tokens = 32 tiles
+    assert choice(64, 8192) == (ws, 2)
+    assert choice(128, 8192) == (ws, 1)  # 128 tiles a program
+    assert choice(256, 8192) == (ws, 1)
+    assert choice(256, 4096) == (ws, 1)
     assert choice(32, 4096) == (None, None)  # 4 splits of 1024 tokens: 16 tiles, v117's rule instead
     assert choice(4, 8192) == (None, None) and choice(256, 1024) == (None, None)
     assert choice(32, 8192, "fp8") == (None, None)
