@@ -131,3 +131,32 @@ def test_triton_backend_on_gpu_matches_reference(kv_format, case):
         ok, msg = mla.check(data, out)
         assert ok, msg
     clear_plans()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("flashinfer") is None,
+                    reason="needs a GPU with flashinfer")
+def test_flashinfer_fp8_on_fresh_inputs_folds_the_scale_without_a_host_read():
+    """The plan's scale is read once (its float reused while that tensor comes back unmodified); a new
+    input's scale is folded into q and the output on the device. Both are right against the fp8 reference,
+    and a fresh call makes no host read (torch's sync debug mode would raise on one)."""
+    try:
+        get_backend("flashinfer").plan(generate_case(Case(2, 64, seed=1)), kv_format="fp8", q_format="bf16")
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    plan = get_plan(generate_case(Case(4, 1000, seed=5)), backend="flashinfer", kv_format="fp8")
+    for seed in (5, 18, 31):  # 5: the plan's own inputs (the float path); 18, 31: fresh tensors (folded)
+        data = generate_case(Case(4, 1000, seed=seed))
+        for t in plan.outputs:
+            t.fill_(float("nan"))
+        if seed == 5:
+            out = plan.run(data)
+        else:  # torch raises on a synchronizing call (a .item()) in this mode
+            torch.cuda.set_sync_debug_mode("error")
+            try:
+                out = plan.run(data)
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+        m = mla.accuracy_metrics(out, reference(data, kv_format="fp8"))
+        assert m["rel_l2"] < 1e-2 and m["nonfinite"] == 0, (seed, m)
+        ok, msg = mla.check(data, out, reference_output=reference(data))
+        assert ok, (seed, msg)

@@ -628,6 +628,29 @@ def test_offline_sm90_sass_of_the_ldmatrix_v_fragments(variant, base):
             assert a["local"] <= b["local"], (a, b)
 
 
+@pytest.mark.parametrize("variant, base", [("v145_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_kf",
+                                            "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm"),
+                                           ("v146_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_kf",
+                                            "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf")])
+def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base):
+    """KV_FIRST (compiled offline): the first tile's cp.async (LDGSTS) comes before Q's 16-byte loads, with
+    the KV range's loads (the kernel's first LDGs) ahead of both; in the base kernel the compiler put every
+    LDGSTS after Q's loads and quantization (v141: after the kv_indptr loads it sank there too). The
+    tile loop is the same instructions."""
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+    def order(sass):
+        body = [i for f in sass_functions(sass).values() for i in f]
+        first = {k: next(n for n, i in enumerate(body) if i.op.startswith(k)) for k in ("LDGSTS", "LDG.E.128")}
+        loop = sass_hottest_loop(sass)
+        return first, sum(loop.start_addr <= i.addr <= loop.end_addr for i in body)
+
+    (new, n_new), (old, n_old) = order(_sass(variant)[1]), order(_sass(base)[1])
+    assert new["LDGSTS"] < new["LDG.E.128"], new
+    assert old["LDGSTS"] > old["LDG.E.128"], old
+    assert abs(n_new - n_old) <= 8, (n_new, n_old)
+
+
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
 gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
 

@@ -407,7 +407,7 @@ if importlib.util.find_spec("triton") is not None and (os.environ.get("TRITON_IN
     if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 and not torch.version.hip:
         _SCALE_PATHS += [("triton", "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf")]
 if importlib.util.find_spec("flashinfer") is not None and torch.cuda.is_available():
-    _SCALE_PATHS += [("flashinfer", None)]  # reads the scale on the host: refuses it there
+    _SCALE_PATHS += [("flashinfer", None)]  # a new or modified scale tensor is folded into q and out on the device
 
 
 @pytest.mark.parametrize("backend, variant", _SCALE_PATHS)
@@ -420,10 +420,6 @@ def test_a_refused_fp8_scale_gives_nan_rows_even_unvalidated(backend, variant, v
         mla.plan(data, backend=backend, kv_format="fp8")
     assert torch.isfinite(plan.run(data).float()).all()
     data[1]["fp8"][1].fill_(value)  # in place, after the plan's one check
-    if backend == "flashinfer":
-        with pytest.raises(ValueError, match="scale must be finite and > 0"):
-            plan.run(data)
-        return
     out = plan.run(data)
     if device == "cuda":
         torch.cuda.synchronize()

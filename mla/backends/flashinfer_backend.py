@@ -79,24 +79,38 @@ class FlashInferBackend(Backend):
         out = torch.empty((q.shape[0], heads, P.V_HEAD_DIM), dtype=torch.bfloat16, device=device)
         scale_cache = {"tensor": None, "version": None, "value": None}
 
-        def scale_of(t: torch.Tensor) -> float:
-            if scale_cache["tensor"] is not t or scale_cache["version"] != t._version:
+        def known_scale(t: torch.Tensor) -> float | None:
+            """The float of the plan's scale tensor while it comes back unmodified (read on the host once, on
+            the plan's first call, which refuses a bad one); None for any other tensor or a modified one."""
+            if scale_cache["tensor"] is None:
                 value = float(t.item())
                 if not (math.isfinite(value) and value > 0):  # (read on the host anyway: refuse it here)
                     raise ValueError(f"fp8 KV scale must be finite and > 0, got {value}")
                 scale_cache.update(tensor=t, version=t._version, value=value)
-            return scale_cache["value"]
+            if scale_cache["tensor"] is t and scale_cache["version"] == t._version:
+                return scale_cache["value"]
+            return None
 
         def run(data):
             q, kv_data = data[0], data[1]
+            folded = None
             if kv_format == "bf16":
                 kv, extra = kv_data["bf16"], {}
             else:
                 kv, scale = kv_data["fp8"]
-                sc = scale_of(scale)
+                sc = known_scale(scale)
+                if sc is None:  # folded on the device: no host read inside the call
+                    s32 = scale.reshape(()).to(torch.float32)
+                    # a scale the validation would refuse (<= 0, inf, NaN) gives NaN rows, as every fp8 path
+                    folded = torch.where((s32 > 0) & (s32 < math.inf), s32, math.nan)
+                    q = (q * folded).to(q.dtype)
+                    sc = 1.0
                 extra = dict(ckv_scale=sc, kpe_scale=sc)
-            return wrapper.run(q[..., : P.KV_LORA_RANK], q[..., P.KV_LORA_RANK:],
-                               kv[..., : P.KV_LORA_RANK], kv[..., P.KV_LORA_RANK:], out=out, **extra)
+            o = wrapper.run(q[..., : P.KV_LORA_RANK], q[..., P.KV_LORA_RANK:],
+                            kv[..., : P.KV_LORA_RANK], kv[..., P.KV_LORA_RANK:], out=out, **extra)
+            if folded is not None:
+                o.mul_(folded)
+            return o
 
         return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run, outputs=[out],
                     config={"variant": f"flashinfer-{getattr(wrapper, '_backend', fi_backend)}",

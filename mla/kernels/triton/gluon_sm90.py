@@ -806,7 +806,7 @@ if gl is not None:
         WS_CONSUMER_REGS: gl.constexpr = 0, WS_DECODER_REGS: gl.constexpr = 0, WS_DECODERS: gl.constexpr = 0,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
-        EARLY_TMA: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -1009,6 +1009,10 @@ if gl is not None:
             sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
                                       gl.SliceLayout(2, dec_rope), ROW_PERM)
 
+        if KV_FIRST:  # pin the order: without it the compiler sinks the KV range's loads (and so the copies above)
+            # below Q's loads and quantization, ~3 HBM latencies before the first KV byte is asked for (SASS of
+            # v141: LDG kv_indptr at 0x1540, after the 9 Q loads); a barrier is a memory fence for the compiler
+            _cta_barrier()
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
         s1 = gl.where(amax > 0, amax / 448.0, 1.0)
@@ -1932,7 +1936,7 @@ if gl is not None:
         WS_CONSUMER_REGS: gl.constexpr = 232, WS_DECODER_REGS: gl.constexpr = 40, WS_DECODERS: gl.constexpr = 1,
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
-        EARLY_TMA: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
@@ -1946,6 +1950,7 @@ if gl is not None:
         gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
         gl.static_assert(not EPI_DIRECT or V_LDSM, "EPI_DIRECT: V_LDSM's consumers (v143)")
         gl.static_assert(not EARLY_TMA or EPI_DIRECT, "EARLY_TMA: v143's partitions (v144)")
+        gl.static_assert(not KV_FIRST, "KV_FIRST: the one-warpgroup kernel's prologue order (v145 / v146)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
         if LAUNCH_DEPENDENTS:  # (early either way: the consumers' loop end is inside the partitions)

@@ -62,6 +62,7 @@ class Variant:
     gluon_v_ldsm: bool = False  # gluon_pv_fp8 + gluon_v_cf: V^T's fragments by ldmatrix.trans on byte pairs + 1 PRMT a register
     gluon_epi_direct: bool = False  # gluon_ws + gluon_v_ldsm: partials stored from the accumulator registers (no conversion)
     gluon_early_tma: bool = False  # gluon_epi_direct: the first tiles' TMA loads issued before the Q prologue
+    gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
 
     @property
@@ -506,6 +507,21 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, gluon_v_ldsm=True),
+    # issue 10 / round 39 (offline SASS first): v141's prologue asks for the first KV tile only after Q is loaded and
+    # quantized - the compiler sinks the kv_indptr loads that the copies' addresses need below Q's 9 loads and
+    # the quantization, so the KV bytes are ~3 HBM latencies behind the launch instead of ~2 (qo_indptr -> Q ->
+    # kv_indptr -> tile). v145 / v146 pin the range and the copies first with one CTA barrier. Predicted: -1..-1.5
+    # us a program (one to two latencies at cold L2), so -5..-10% at bs4-kv1024, nothing measurable at bs256-kv8192
+    Variant("v145_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_kf", 64, 4, 2, 0, "v141 with the KV range and the first "
+            "tile's copies issued before Q is loaded (a barrier pins the order)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_v_ldsm=True, gluon_kv_first=True),
+    Variant("v146_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_kf", 64, 4, 2, 0, "v117 with the KV range, the first tile's "
+            "copies and its scales issued before Q is loaded", family="gluon", pv_swap=True, tile_reduce=True,
+            gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True,
+            gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True,
+            gluon_kv_first=True),
     Variant("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v117 with v140's ldmatrix V^T fragments",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
@@ -649,7 +665,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
-                    "gluon_early_tma": "EARLY_TMA"}
+                    "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
