@@ -140,12 +140,13 @@ def test_flashinfer_fp8_on_fresh_inputs_folds_the_scale_without_a_host_read():
     input's scale is folded into q and the output on the device. Both are right against the fp8 reference,
     and a fresh call makes no host read (torch's sync debug mode would raise on one)."""
     try:
-        get_backend("flashinfer").plan(generate_case(Case(2, 64, seed=1)), kv_format="fp8", q_format="bf16")
+        get_backend("flashinfer").plan(generate_case(Case(2, 64, seed=1), device="cuda"), kv_format="fp8",
+                                        q_format="bf16")
     except BackendUnavailable as exc:
         pytest.skip(str(exc))
-    plan = get_plan(generate_case(Case(4, 1000, seed=5)), backend="flashinfer", kv_format="fp8")
+    plan = get_plan(generate_case(Case(4, 1000, seed=5), device="cuda"), backend="flashinfer", kv_format="fp8")
     for seed in (5, 18, 31):  # 5: the plan's own inputs (the float path); 18, 31: fresh tensors (folded)
-        data = generate_case(Case(4, 1000, seed=seed))
+        data = generate_case(Case(4, 1000, seed=seed), device="cuda")
         for t in plan.outputs:
             t.fill_(float("nan"))
         if seed == 5:
@@ -160,3 +161,27 @@ def test_flashinfer_fp8_on_fresh_inputs_folds_the_scale_without_a_host_read():
         assert m["rel_l2"] < 1e-2 and m["nonfinite"] == 0, (seed, m)
         ok, msg = mla.check(data, out, reference_output=reference(data))
         assert ok, (seed, msg)
+
+
+@pytest.mark.parametrize("value", [0.37, 2.0**-7, 0.0, -1.0, float("inf"), float("nan")])
+def test_fp8_scale_fold_is_q_times_s_or_nan_for_a_refused_scale(value):
+    """FlashInfer's fresh-input path (its fold kernel; under the Triton interpreter on a CPU): q * s rounded
+    once to bf16, and the factor s for the output; a scale the validation would refuse gives NaN."""
+    from mla.backends.flashinfer_backend import FOLD_BLOCK, fold_fp8_scale
+
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("needs triton")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    q = torch.randn(3, 7, 576, device=device).to(torch.bfloat16)
+    assert q.numel() % FOLD_BLOCK != 0  # (a partial last block)
+    out, factor = torch.empty_like(q), torch.empty((), device=device)
+    fold_fp8_scale(q, torch.tensor([value], device=device), out, factor)
+    if value > 0 and value < float("inf"):
+        assert factor.item() == torch.tensor(value, dtype=torch.float32).item()
+        exact = q.float() * torch.tensor(value, dtype=torch.float32, device=device)
+        # one bf16 rounding of the fp32 product (the interpreter's cast may truncate: within one ulp, 2**-7)
+        assert torch.allclose(out.float(), exact, rtol=2.0**-7, atol=0), (out.float() - exact).abs().max()
+    else:
+        assert torch.isnan(factor) and torch.isnan(out.float()).all()
+    with pytest.raises(ValueError, match="contiguous"):
+        fold_fp8_scale(q.transpose(0, 1), torch.tensor([value], device=device), out, factor)

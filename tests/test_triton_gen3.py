@@ -633,10 +633,11 @@ def test_offline_sm90_sass_of_the_ldmatrix_v_fragments(variant, base):
                                            ("v146_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_kf",
                                             "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf")])
 def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base):
-    """KV_FIRST (compiled offline): the first tile's cp.async (LDGSTS) comes before Q's 16-byte loads, with
-    the KV range's loads (the kernel's first LDGs) ahead of both; in the base kernel the compiler put every
-    LDGSTS after Q's loads and quantization (v141: after the kv_indptr loads it sank there too). The
-    tile loop is the same instructions."""
+    """KV_FIRST (compiled offline): the first tile's cp.async (LDGSTS) comes before Q's 16-byte loads, on any
+    triton. Without the pin the order is the compiler's: triton 3.9 (CI) puts every LDGSTS of v141 / v117 after
+    Q's loads and quantization (v141: after the kv_indptr loads it sank there too), triton 3.6 (the H200) the
+    other way round, which is why v145 / v146 measured the same as v141 / v117 there (round 39). The tile loop
+    is the same instructions."""
     from mla.analysis.isa import sass_functions, sass_hottest_loop
 
     def order(sass):
@@ -647,7 +648,9 @@ def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base)
 
     (new, n_new), (old, n_old) = order(_sass(variant)[1]), order(_sass(base)[1])
     assert new["LDGSTS"] < new["LDG.E.128"], new
-    assert old["LDGSTS"] > old["LDG.E.128"], old
+    import triton
+    if tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 9):
+        assert old["LDGSTS"] > old["LDG.E.128"], old
     assert abs(n_new - n_old) <= 8, (n_new, n_old)
 
 

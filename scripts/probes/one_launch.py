@@ -3,7 +3,8 @@
 the first call compiles and warms up, the second is the one to profile.
 
     ncu --launch-skip 1 --launch-count 1 -k regex:gluon python scripts/probes/one_launch.py \\
-        bs256-kv8192-q1-h16 fp8 v91_n64_w4_s3_gl      (kv_format "auto": the variant's first format)
+        bs256-kv8192-q1-h16 fp8 v91_n64_w4_s3_gl      (kv_format "auto": the variant's first format;
+                                                      variant "default": the default call's plan)
 """
 import sys
 from pathlib import Path
@@ -20,7 +21,8 @@ if kv_format == "auto":  # the variant's own format (generation 3 variants take 
     kv_format = VARIANTS[variant].kv_formats[0]
 c = case_from_name(case_name)
 data = mla.generate_case(c, device="cuda")
-p = mla.plan(data, backend="triton", kv_format=kv_format, variant=variant, graph=False)
+kw = {} if variant == "default" else dict(variant=variant)
+p = mla.plan(data, backend="triton", kv_format=kv_format, graph=False, **kw)
 for _ in range(2):
     p.run(data)
 torch.cuda.synchronize()
