@@ -635,9 +635,8 @@ def test_offline_sm90_sass_of_the_ldmatrix_v_fragments(variant, base):
 def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base):
     """KV_FIRST (compiled offline): the first tile's cp.async (LDGSTS) comes before Q's 16-byte loads, on any
     triton. Without the pin the order is the compiler's: triton 3.9 (CI) puts every LDGSTS of v141 / v117 after
-    Q's loads and quantization (v141: after the kv_indptr loads it sank there too), triton 3.6 (the H200) the
-    other way round, which is why v145 / v146 measured the same as v141 / v117 there (round 39). The tile loop
-    is the same instructions."""
+    Q's loads and quantization (v141: after the kv_indptr loads it sank there too); triton 3.6 (the H200) does so
+    for v117 only (round 39, where neither pin measured faster). The tile loop is the same instructions."""
     from mla.analysis.isa import sass_functions, sass_hottest_loop
 
     def order(sass):

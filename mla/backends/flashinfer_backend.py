@@ -27,18 +27,7 @@ from .base import Backend, BackendUnavailable, Plan
 WORKSPACE_BYTES = 128 << 20  # FlashInfer's recommended float workspace
 FOLD_BLOCK = 1024
 
-
-def fold_fp8_scale(q: torch.Tensor, scale: torch.Tensor, q_out: torch.Tensor, factor: torch.Tensor) -> None:
-    """q_out = q * s and factor = s, in one launch with no host read, where s is the per-tensor fp8 scale or
-    NaN for one the validation would refuse (<= 0, inf, NaN: NaN rows, as every fp8 path). The output's
-    times-s is then ``o.mul_(factor)``: two kernels in all (seven as plain torch ops, ~19 us in a graph)."""
-    if not (q.is_contiguous() and q_out.is_contiguous() and q_out.shape == q.shape):
-        raise ValueError("fold_fp8_scale: q and q_out must be contiguous tensors of one shape")
-    n = q.numel()
-    _fold_scale_kernel[(triton.cdiv(n, FOLD_BLOCK),)](q, scale, q_out, factor, n, BLOCK=FOLD_BLOCK)
-
-
-try:
+try:  # the fresh-scale fold below is one Triton kernel (triton ships with every CUDA torch this backend runs on)
     import triton
     import triton.language as tl
 
@@ -51,8 +40,21 @@ try:
         x = tl.load(q_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
         tl.store(out_ptr + offs, (x * g).to(out_ptr.dtype.element_ty), mask=offs < n)
         tl.store(g_ptr, g, mask=pid == 0)
-except ImportError:  # pragma: no cover - triton comes with every CUDA torch this backend runs on
+except ImportError:  # pragma: no cover
     triton = None
+
+
+def fold_fp8_scale(q: torch.Tensor, scale: torch.Tensor, q_out: torch.Tensor, factor: torch.Tensor) -> None:
+    """q_out = q * s and factor = s, in one launch with no host read, where s is the per-tensor fp8 scale or
+    NaN for one the validation would refuse (<= 0, inf, NaN: NaN rows, as every fp8 path). The output's
+    times-s is then ``o.mul_(factor)``: two kernels in all (as seven plain torch ops the fold cost ~19 us of
+    kernel time at bs4-kv1024 on the H200, issue10/fi-fp8-r39a.csv against campaign 18)."""
+    if triton is None:
+        raise ValueError("fold_fp8_scale needs triton (the fp8 scale of a fresh input is folded by a Triton kernel)")
+    if not (q.is_contiguous() and q_out.is_contiguous() and q_out.shape == q.shape):
+        raise ValueError("fold_fp8_scale: q and q_out must be contiguous tensors of one shape")
+    n = q.numel()
+    _fold_scale_kernel[(triton.cdiv(n, FOLD_BLOCK),)](q, scale, q_out, factor, n, BLOCK=FOLD_BLOCK)
 
 
 class FlashInferBackend(Backend):

@@ -24,6 +24,8 @@ data = mla.generate_case(c, device="cuda")
 kw = {} if variant == "default" else dict(variant=variant)
 p = mla.plan(data, backend="triton", kv_format=kv_format, graph=False, **kw)
 for _ in range(2):
-    p.run(data)
+    out = p.run(data)
 torch.cuda.synchronize()
-print(case_name, kv_format, variant, p.config)
+ok, msg = mla.check(data, out)  # a profiled launch is reported only beside its own passing check
+print(case_name, kv_format, variant, p.config, "check:", msg)
+sys.exit(0 if ok else 1)

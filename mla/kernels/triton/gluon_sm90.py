@@ -1009,9 +1009,9 @@ if gl is not None:
             sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
                                       gl.SliceLayout(2, dec_rope), ROW_PERM)
 
-        if KV_FIRST:  # pin the order: without it the compiler sinks the KV range's loads (and so the copies above)
-            # below Q's loads and quantization, ~3 HBM latencies before the first KV byte is asked for (SASS of
-            # v141: LDG kv_indptr at 0x1540, after the 9 Q loads); a barrier is a memory fence for the compiler
+        if KV_FIRST:  # pin the order: the compiler may sink the copies above (and the KV range's loads they need)
+            # below Q's loads and quantization (triton 3.9: v141 and v117; 3.6: v117 only); a barrier is a memory
+            # fence for the compiler. Measured no faster on the H200 (round 39): the KV latency is off the path
             _cta_barrier()
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)

@@ -511,7 +511,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # quantized - the compiler sinks the kv_indptr loads that the copies' addresses need below Q's 9 loads and
     # the quantization, so the KV bytes are ~3 HBM latencies behind the launch instead of ~2 (qo_indptr -> Q ->
     # kv_indptr -> tile). v145 / v146 pin the range and the copies first with one CTA barrier. Predicted: -1..-1.5
-    # us a program (one to two latencies at cold L2), so -5..-10% at bs4-kv1024, nothing measurable at bs256-kv8192
+    # us a program (one to two latencies at cold L2), so -5..-10% at bs4-kv1024, nothing measurable at bs256-kv8192.
+    # gen3-r39a: within -1.2..+0.8% of v141 / v117 on every shape (two rounds): triton 3.6 already orders v141's copies
+    # first, and moving v117's moved no time. Not defaults
     Variant("v145_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_kf", 64, 4, 2, 0, "v141 with the KV range and the first "
             "tile's copies issued before Q is loaded (a barrier pins the order)",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
