@@ -653,6 +653,60 @@ def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base)
     assert abs(n_new - n_old) <= 8, (n_new, n_old)
 
 
+COOP = sorted(n for n, v in VARIANTS.items() if v.coop_merge)
+
+
+@pytest.mark.parametrize("variant", COOP)
+def test_offline_sm90_ptx_of_the_coop_merge(variant):
+    """COOP_MERGE (compiled offline, 16 splits): the launch is cooperative; after its partial store each program
+    arrives once (a release add), polls the counter with acquire loads in a loop, reads the partials at L2
+    (ld.global.cg), leaves with one relaxed add and may reset the counter with one exchange. The tile-reduce
+    kernel it is built on has none of those."""
+    k = _sass(variant, 16)[0]
+    ptx = k.asm["ptx"]
+    assert k.metadata["launch_cooperative_grid"] is True
+    assert len(re.findall(r"red\.global\.gpu\.release\.add", ptx)) == 1, "one arrival"
+    assert len(re.findall(r"ld\.global\.gpu\.acquire", ptx)) >= 1, "the poll"
+    assert len(re.findall(r"atom\.global\.gpu\.relaxed\.add", ptx)) == 1, "one departure"
+    assert len(re.findall(r"atom\.global\.gpu\.relaxed\.exch", ptx)) == 1, "the reset"
+    assert "ld.global.cg" in ptx
+    base = _sass(variant.replace("v147", "v141").replace("v148", "v117").rsplit("_cm", 1)[0], 16)[0]
+    assert base.metadata["launch_cooperative_grid"] is False
+    assert not re.search(r"gpu\.acquire|gpu\.release", base.asm["ptx"])
+
+
+def test_coop_merge_split_counts_keep_every_program_resident():
+    """coop_num_splits: a heuristic count that would put more programs than SMs on the grid is lowered to one
+    program per SM with the same tiles per split (no empty split); one that fits is kept; a given one that
+    does not fit is refused by name."""
+    from mla.kernels.triton.launch import coop_num_splits
+
+    assert coop_num_splits(16, 4, 1024, 1, 132, 64) == 16  # bs4-kv1024: 64 programs fit
+    assert coop_num_splits(64, 4, 8192, 1, 132, 64) == 32  # 128 tiles: 4 a split, not 33 splits with one empty
+    assert coop_num_splits(8, 32, 1024, 1, 132, 64) == 4
+    assert coop_num_splits(4, 64, 1024, 1, 132, 64) == 2
+    assert coop_num_splits(8, 32, 8192, 1, 132, 64) == 4
+    assert coop_num_splits(4, 4, 8192, 2, 132, 64) == 4  # 32 heads: two head groups per element
+    assert coop_num_splits(40, 4, 8192, 1, 132, 64) == 32
+    for splits, bs, kv, groups in ((16, 4, 1024, 1), (64, 4, 8192, 1), (8, 32, 8192, 1), (33, 8, 8192, 1)):
+        n = coop_num_splits(splits, bs, kv, groups, 132, 64)
+        assert n * bs * groups <= 132 and (n - 1) * -(-(-(-kv // n)) // 64) * 64 < kv, (splits, bs, kv, n)
+    with pytest.raises(ValueError, match="resident at once.*at most 4 splits"):
+        coop_num_splits(8, 32, 1024, 1, 132, 64, given=True)
+
+
+def test_coop_merge_is_refused_where_it_is_not_built():
+    """The knob on a kernel without the coop epilogue (generation 1 here, on CPU) is a ValueError naming it."""
+    if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("generation 1 on CPU runs under TRITON_INTERPRET=1")
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    data = mla.generate_input(2, 1, 128, seed=3, device=dev)
+    with pytest.raises(ValueError, match="coop_merge=True.*one-warpgroup generation-3"):
+        TritonDecodePlan(data, kv_format="fp8", variant="v28_n32_w4_s3_tr", coop_merge=True)
+    with pytest.raises(ValueError, match="coop_merge must be True, False or None"):
+        TritonDecodePlan(data, kv_format="fp8", coop_merge="yes")
+
+
 # -- on an sm90 GPU: the gates every variant passes -------------------------------------------------
 gpu = pytest.mark.skipif(not SM90, reason="Gluon kernels run on sm90 only (no interpreter)")
 
@@ -993,3 +1047,40 @@ def test_bank_model_takes_8_byte_accesses_by_half_warps():
     with pytest.raises(ValueError, match="bytes_per_lane"):
         sb.wavefronts(lanes_8, [], flat, num_warps=1, bytes_per_lane=4)
 
+
+
+@gpu
+@pytest.mark.parametrize("variant", COOP)
+def test_coop_merge_is_one_launch_and_right_on_every_call(variant):
+    """COOP_MERGE: every split merges a column slice once all splits of its group have stored their partials.
+    Ragged lengths (empty splits), 4-token queries with 32 heads (two head groups), a heuristic count lowered
+    to one program per SM, repeated calls and graph replays on new inputs in place (the counters back at 0
+    after every call), and the same output as the tile reduce of the kernel it is built on (within rounding)."""
+    base = variant.replace("v147", "v141").replace("v148", "v117").rsplit("_cm", 1)[0]
+    data = mla.generate_input(4, 1, 333, seed=41, device="cuda", kv_lens=(1, 65, 130, 333))
+    plan = _checked(data, variant, 5)
+    assert plan.launches == 1 and plan.config["coop_merge"] is True and plan.pdl is False
+    assert int(plan.counters.abs().sum()) == 0, "counters not reset"
+    for _ in range(3):
+        _checked(data, variant, plan=plan)
+        assert int(plan.counters.abs().sum()) == 0
+    _checked(mla.generate_input(3, 4, 517, seed=42, device="cuda", num_heads=32), variant, 3)
+    data = mla.generate_input(4, 1, 8192, seed=43, device="cuda")
+    plan = _checked(data, variant, None)  # the heuristic's 64 splits lowered to one program per SM
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert 1 < plan.num_splits and plan.num_splits * 4 <= sms, plan.num_splits
+    ref = _checked(data, base, plan.num_splits).out.float()
+    assert (plan.out.float() - ref).abs().max() <= 2e-2 * ref.abs().max(), "coop merge vs tile reduce"
+    with pytest.raises(ValueError, match="resident at once"):
+        TritonDecodePlan(data, kv_format=VARIANTS[variant].gluon_kv, variant=variant, num_splits=64)
+    fmt = VARIANTS[variant].gluon_kv
+    data = mla.generate_input(8, 1, 2048, seed=44, device="cuda")
+    graphed = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=4, graph=True)
+    for seed in (45, 46, 47):  # capture, then replays on new values at the same addresses
+        fresh = mla.generate_input(8, 1, 2048, seed=seed, device="cuda")
+        for dst, src in ((data[0], fresh[0]), *((data[1][k], fresh[1][k]) for k in data[1])):
+            for d, s in zip(dst if isinstance(dst, tuple) else (dst,), src if isinstance(src, tuple) else (src,)):
+                d.copy_(s)
+        _checked(data, variant, plan=graphed)
+        assert int(graphed.counters.abs().sum()) == 0
+    assert graphed.call_paths["replay"] >= 1 or graphed.call_paths["capture"] >= 1

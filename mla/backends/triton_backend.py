@@ -17,6 +17,9 @@ Config keys (all optional):
   pdl          False / "early" (= True) / "late": launch the split-K reduce by programmatic dependent launch
                (sm90+: its launch overlaps the split kernel, which releases it at its start or after its KV
                loop); None: launch.PDL_DEFAULT ("late", measured in round 37) where the GPU has it
+  coop_merge   True/False: the splits of each (batch element, head group) merge the output together inside
+               the split kernel (one launch, a cooperative grid of at most one program per SM; the one-
+               warpgroup generation-3 kernels only); None: the variant's choice (v147 / v148 take it)
 
 The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
 callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).
@@ -34,7 +37,8 @@ from dataclasses import dataclass
 from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
-CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl")
+CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
+               "coop_merge")
 
 
 @dataclass

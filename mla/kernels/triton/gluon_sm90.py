@@ -782,6 +782,54 @@ if gl is not None:
             gl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
 
     @gluon.jit
+    def _coop_merge(part_o_ptr, part_lse_ptr, counter, out_ptr, stride_o_tok, stride_o_head, q_start, head_group,
+                    split, num_splits, NUM_HEADS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, ROWS: gl.constexpr,
+                    R: gl.constexpr, SPLITS_P2: gl.constexpr):
+        """COOP_MERGE: every split of a (batch element, head group) merges a 1 / SPLITS_P2 column slice of the
+        group's output (slices split, split + num_splits, ...) once all of them have stored their partials: one
+        launch, the merge spread over the splits' own programs (the last-program merge of FUSED_REDUCE reads
+        every partial alone). The programs wait for each other, so they must all be resident at once: the plan
+        launches the grid cooperatively (the driver refuses a grid that cannot be) and takes this only for a
+        grid of at most one program per SM. The counter counts arrivals (0 -> num_splits) and then departures
+        (-> 2 num_splits); the last to leave sets it back to 0 for the next call or graph replay."""
+        # every thread's partial stores precede the barrier, the barrier the release: a program that
+        # acquires num_splits arrivals sees every split's partial (the .cg loads below read L2)
+        _cta_barrier()
+        gl.atomic_add(counter, 1, sem="release", scope="gpu")
+        seen = gl.atomic_add(counter, 0, sem="acquire", scope="gpu")
+        while seen < num_splits:
+            seen = gl.atomic_add(counter, 0, sem="acquire", scope="gpu")
+        SLICE: gl.constexpr = 512 // SPLITS_P2
+        RS: gl.constexpr = R * SLICE  # [splits, rows x slice columns]: 8192 values, one load each
+        lay: gl.constexpr = gl.BlockedLayout([1, 4], [1, 32], [1, 4], [1, 0])
+        k = gl.arange(0, SPLITS_P2, layout=gl.SliceLayout(1, lay))
+        j = gl.arange(0, RS, layout=gl.SliceLayout(0, lay))
+        r = j // SLICE
+        c = j % SLICE
+        ok_r = r < ROWS
+        tok = q_start + gl.where(ok_r, r // HEADS_PER_PROG, 0)
+        head = head_group * HEADS_PER_PROG + r % HEADS_PER_PROG
+        prow = (tok * NUM_HEADS + head) * num_splits
+        mask = (k < num_splits)[:, None] & ok_r[None, :]
+        lse = gl.load(part_lse_ptr + prow[None, :] + k[:, None], mask=mask, other=float("-inf"),
+                      cache_modifier=".cg")
+        m = gl.max(lse, axis=0)
+        m = gl.where(m == float("-inf"), 0.0, m)  # rows no split saw a token of
+        w = gl.exp2(lse - m[None, :])
+        den = gl.sum(w, axis=0)
+        inv = 1.0 / gl.where(den > 0, den, 1.0)
+        part_rows = (prow[None, :] + k[:, None]).to(gl.int64) * 512
+        out_rows = out_ptr + tok * stride_o_tok + head * stride_o_head
+        for sl in range(split, SPLITS_P2, num_splits):
+            col = sl * SLICE + c
+            part = gl.load(part_o_ptr + part_rows + col[None, :], mask=mask, other=0.0, cache_modifier=".cg")
+            o = gl.sum(w * part, axis=0) * inv
+            gl.store(out_rows + col, o.to(gl.bfloat16), mask=ok_r)
+        left = gl.atomic_add(counter, 1, sem="relaxed", scope="gpu")
+        if left == 2 * num_splits - 1:
+            gl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
+
+    @gluon.jit
     def _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok,
                      R: gl.constexpr, layout: gl.constexpr, FUSED_REDUCE: gl.constexpr):
         """This split's partial O (fp32 rows at ptr), then with FUSED_REDUCE the merge if it was the last."""
@@ -807,6 +855,7 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -840,6 +889,9 @@ if gl is not None:
                          "WARPGROUPS = 2 is built on v116 / v117 (PV_FP8, V_CF, QK_CAT, PV_PROMOTE 1, LAZY_SUM; R = 16)")
         gl.static_assert(not FUSED_REDUCE or (PV_REG and EPI_NATURAL), "FUSED_REDUCE is built on the EPI_NATURAL epilogue")
         gl.static_assert(not WORK_LIST or FUSED_REDUCE, "WORK_LIST's splits per element differ: the fused reduce merges")
+        gl.static_assert(not COOP_MERGE or (PV_REG and EPI_NATURAL and not FUSED_REDUCE and not WORK_LIST
+                                            and WARPGROUPS == 1),
+                         "COOP_MERGE is built on the one-warpgroup EPI_NATURAL epilogue, uniform splits, no FUSED_REDUCE")
         gl.static_assert(not MX_OWN or (KV_FORMAT == 2 and ROW_PERM), "MX_OWN is a copy layout of ROW_PERM's MXFP4 decode")
         gl.static_assert(not V_LDSM or (PV_FP8 and V_CF and EPI_NATURAL and WARPGROUPS == 1),
                          "V_LDSM loads PV_FP8's V_CF fragments (one warpgroup, the EPI_NATURAL epilogue)")
@@ -1240,6 +1292,10 @@ if gl is not None:
                 else:
                     _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok,
                                  R, out_blk, FUSED_REDUCE)
+            elif COOP_MERGE:
+                gl.store(ptr, o, mask=row_ok[:, None])
+                _coop_merge(part_o_ptr, part_lse_ptr, counter, out_ptr, stride_o_tok, stride_o_head, q_start,
+                            head_group, split, num_splits, NUM_HEADS, HEADS_PER_PROG, ROWS, R, SPLITS_P2)
             else:
                 _partial_out(o, ptr, part_o_ptr, part_lse_ptr, counter, part_base, splits_b, out_row, row_ok, R,
                              out_blk, FUSED_REDUCE)

@@ -235,6 +235,25 @@ def one_per_sm_splits(kv_format: str, num_splits: int, batch_size: int, max_kv_l
     return max(1, min(num_splits, -(-tiles // per)))
 
 
+def coop_num_splits(num_splits: int, batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int,
+                    block_n: int, given: bool = False) -> int:
+    """The split count of a coop_merge call: its splits wait for each other, so every program must be resident at
+    once - at most one per SM (any kernel that launches fits one CTA per SM; the grid is launched cooperatively, so
+    the driver refuses one that cannot be). ``num_splits`` if it fits; else, for a heuristic count, one program per
+    SM lowered to the fewest splits with the same tiles per split (one_per_sm_splits' rule); a count the caller
+    gave that does not fit is a ValueError."""
+    per_split = batch_size * num_head_groups
+    if num_splits * per_split <= num_sms:
+        return num_splits
+    if given:
+        raise ValueError(f"coop_merge=True needs every program resident at once: {num_splits} splits x {per_split} "
+                         f"(batch x head groups) = {num_splits * per_split} programs > {num_sms} SMs; ask for at most "
+                         f"{max(1, num_sms // per_split)} splits")
+    tiles = max(1, -(-max_kv_len // block_n))
+    per = -(-tiles // min(max(1, num_sms // per_split), tiles))
+    return max(1, -(-tiles // per))
+
+
 def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: int, block_n: int) -> tuple:
     """(warp-specialized variant, splits) the default call takes for this batch, or (None, None): the
     splits of ws_num_splits, and the variant ws_default_variant names for programs of that length."""
@@ -402,11 +421,11 @@ class TritonDecodePlan:
     def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
-                 partial_dtype: str | None = None, pdl: bool | str | None = None):
+                 partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
         # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
         # or an explicit knob means exactly what it says
-        reduce_by_rule = variant is None and fused_reduce is None and balanced is None
+        reduce_by_rule = variant is None and fused_reduce is None and balanced is None and coop_merge is None
         if kv_format not in KV_FORMAT_CODE:
             raise ValueError(f"unknown kv_format {kv_format!r}; choose from {tuple(KV_FORMAT_CODE)}")
         if q_format not in Q_FORMAT_CODE:
@@ -451,7 +470,7 @@ class TritonDecodePlan:
                                  f"scales <= 136 (block amax < ~2**11); these inputs reach {top}: use an exact "
                                  "variant such as 'v1_n32_w4_s2'")
         # knobs: None = the variant's choice; True/False override it (sweepable from the bench CLI)
-        for name, val in (("fused_reduce", fused_reduce), ("balanced", balanced)):
+        for name, val in (("fused_reduce", fused_reduce), ("balanced", balanced), ("coop_merge", coop_merge)):
             if val is not None and not isinstance(val, bool):
                 raise ValueError(f"{name} must be True, False or None, got {val!r}")
         if partial_dtype not in (None, "fp32", "bf16"):
@@ -464,6 +483,14 @@ class TritonDecodePlan:
         self.fused_reduce = self.variant.fused_reduce if fused_reduce is None else fused_reduce
         self.balanced = self.variant.balanced if balanced is None else balanced
         self.partial_bf16 = self.variant.partial_bf16 if partial_dtype is None else partial_dtype == "bf16"
+        self.coop_merge = self.variant.coop_merge if coop_merge is None else coop_merge
+        if self.coop_merge and (self.variant.family != "gluon" or self.variant.gluon_ws
+                                or self.variant.gluon_warpgroups != 1 or not self.variant.gluon_epi_natural):
+            raise ValueError(f"coop_merge=True (the splits merging in the split kernel) is implemented for the "
+                             f"one-warpgroup generation-3 kernels (e.g. 'v147_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_cm'); "
+                             f"variant {self.variant.name!r} is not one")
+        if self.coop_merge and (self.fused_reduce or self.balanced):
+            raise ValueError("coop_merge=True merges in every split's program; it excludes fused_reduce / balanced")
         if self.balanced and not self.fused_reduce:
             raise ValueError("balanced=True (the work-list schedule) needs fused_reduce=True: the separate reduce "
                              "kernels take one split count for every batch element")
@@ -499,6 +526,10 @@ class TritonDecodePlan:
         if ws_name and ws_scales_fit(data, kv_format):
             self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
             self.num_splits = ws_splits
+        if self.coop_merge and self.num_splits > 1:
+            self.num_splits = coop_num_splits(self.num_splits, self.batch_size, self.max_kv_len, self.num_head_groups,
+                                              device_sm_count(self.device), self.variant.block_n,
+                                              given=not self.splits_by_heuristic)
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
         self.partials_per_program = 2 if self.variant.gluon_ws else 1
@@ -554,6 +585,9 @@ class TritonDecodePlan:
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}
             self.constexprs.update(gluon_constexprs(self.variant), **gluon_launch_options(self.variant))
+            if self.coop_merge and self.num_splits > 1:
+                self.constexprs.update(COOP_MERGE=True, SPLITS_P2=max(2, triton.next_power_of_2(self.num_splits)),
+                                       launch_cooperative_grid=True)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
@@ -574,7 +608,7 @@ class TritonDecodePlan:
         self._auto.graphs = self._graphs
         self.call_paths = {"launch": 0, "capture": 0, "replay": 0}  # what run() did (the device script reports it)
         self.outputs = [self.out]
-        self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce)
+        self.launches = 1 + (self.num_splits > 1 and not self.fused_reduce and not self.coop_merge)
         # PDL only where a reduce follows the split kernel (None: the default where the device has it)
         trigger = pdl_trigger(pdl) if pdl is not None else None if pdl_off else pdl_trigger(PDL_DEFAULT)
         self.pdl = (trigger if self.launches > 1 else None) or False  # what the config records
@@ -595,6 +629,7 @@ class TritonDecodePlan:
                            block_n=self.variant.block_n, num_warps=self.variant.num_warps,
                            num_stages=self.variant.num_stages, graph=self.graph_mode or False,
                            launches=self.launches, fused_reduce=self.fused_reduce, balanced=self.balanced,
+                           coop_merge=self.coop_merge and self.num_splits > 1,
                            partial_dtype="bf16" if self.partial_bf16 else "fp32", pdl=self.pdl,
                            work_items=self.grid[1] * self.grid[2], chunk_tokens=self.chunk_tokens)
 

@@ -64,6 +64,7 @@ class Variant:
     gluon_early_tma: bool = False  # gluon_epi_direct: the first tiles' TMA loads issued before the Q prologue
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
+    coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -524,6 +525,21 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True,
             gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True,
             gluon_kv_first=True),
+    # issue 10 / round 40: the tile reduce is the second kernel of every split call (Nsight Compute, r39b: 3.6-5.6 us
+    # alone after a flush, 40% of bs4-kv1024's split kernel). The last-program merge (FUSED_REDUCE) lost wherever one
+    # program merged many partials (r16: bs4-kv8192 20.9 -> 43.9 us). v147 / v148 merge inside the split kernel with
+    # every split taking a column slice once all have arrived (gluon_sm90._coop_merge), the grid launched
+    # cooperatively (all programs resident: at most one per SM, the plan lowers the splits to that)
+    Variant("v147_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_cm", 64, 4, 2, 0, "v141 with the splits merging the output "
+            "together in the split kernel (cooperative grid, no reduce kernel)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_v_ldsm=True, coop_merge=True),
+    Variant("v148_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_cm", 64, 4, 2, 0, "v117 with the splits merging the output "
+            "together in the split kernel (cooperative grid, no reduce kernel)", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
+            gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, coop_merge=True),
     Variant("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v117 with v140's ldmatrix V^T fragments",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
