@@ -5,7 +5,9 @@
 #         kernel): their generation-3 GPU tests; then the default call against v147 (fp8) and v148 (MXFP4) on the
 #         split shapes, kernel and fresh modes, two rounds in opposite order; each kernel's own time (Nsight
 #         Compute, caches flushed) of v147 at bs4-kv1024 / bs4-kv8192 beside round 39b's table
-#   r40b  the defaults after r40a (tests of the default rule, FlashInfer's query= / kv_cache= call), then campaign 20
+#   r40b  the coop merge's PTX test on triton 3.6 and FlashInfer's query= / kv_cache= call (GPU tests); v141 / v147 at
+#         bs4-kv8192 with 8 / 16 / 32 splits (does the coop merge's cost grow with the splits?); then campaign 20
+#         (CAMPAIGN=0 skips it)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r40.sh r40a|r40b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
@@ -58,8 +60,15 @@ r40b)
   install_flashinfer
   step pytest 200 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py tests/test_backends.py \
     -k "coop or default_rule or flashinfer" --junitxml="$OUT/pytest-r40b.xml"
-  session_campaign 20 330 flashinfer triton
-  tail -12 "$OUT/campaign20.log"
+  V141=v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm
+  step coop-splits 90 python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.12 \
+    --cases bs4-kv8192-q1-h16 --kv-format fp8 --sweep variant=$V141,$V147 --sweep num_splits=8,16,32 \
+    --out $OUT/coop-splits-r40b.csv
+  show $OUT/coop-splits-r40b.csv
+  if [ "${CAMPAIGN:-1}" = 1 ]; then
+    session_campaign 20 330 flashinfer triton
+    tail -12 "$OUT/campaign20.log"
+  fi
   ;;
 *) echo "unknown part $PART (r40a, r40b)" >&2; exit 2 ;;
 esac

@@ -529,7 +529,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # alone after a flush, 40% of bs4-kv1024's split kernel). The last-program merge (FUSED_REDUCE) lost wherever one
     # program merged many partials (r16: bs4-kv8192 20.9 -> 43.9 us). v147 / v148 merge inside the split kernel with
     # every split taking a column slice once all have arrived (gluon_sm90._coop_merge), the grid launched
-    # cooperatively (all programs resident: at most one per SM, the plan lowers the splits to that)
+    # cooperatively (all programs resident: at most one per SM, the plan lowers the splits to that). Predicted -2..-4
+    # us at the split shapes; r40a (issue10/coop-r40a.csv): +4..+15% at equal splits, +72..+82% at bs4-kv8192 - the
+    # PDL-overlapped tile reduce costs ~2 us inside a graph, the merge's serial tail ~3.5. Not defaults
     Variant("v147_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_cm", 64, 4, 2, 0, "v141 with the splits merging the output "
             "together in the split kernel (cooperative grid, no reduce kernel)",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
