@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
+import types
+import warnings
 
 import pytest
 import torch
@@ -161,6 +164,154 @@ def test_flashinfer_fp8_on_fresh_inputs_folds_the_scale_without_a_host_read():
         assert m["rel_l2"] < 1e-2 and m["nonfinite"] == 0, (seed, m)
         ok, msg = mla.check(data, out, reference_output=reference(data))
         assert ok, (seed, msg)
+
+
+class _FakeFlashInferWrapper:
+    """A stand-in for FlashInfer's BatchMLAPagedAttentionWrapper: records its plan/run calls."""
+
+    last = None
+
+    def __init__(self, workspace, backend="auto"):
+        self._backend, self.plans, self.runs = "fa3", [], []
+        _FakeFlashInferWrapper.last = self
+
+
+class _StructuralFakeWrapper(_FakeFlashInferWrapper):  # FlashInfer 0.7.2's signatures, trimmed
+    def plan(self, qo_indptr=None, kv_indptr=None, kv_indices=None, kv_len_arr=None, num_heads=None,
+             head_dim_ckv=None, head_dim_kpe=None, page_size=None, causal=None, sm_scale=None, q_data_type=None,
+             kv_data_type=None, use_profiler=False, *, metadata=None, query_layout=None, kv_cache_layout=None,
+             scale_mode="default"):
+        self.plans.append(dict(locals(), self=None))
+
+    def run(self, q_nope=None, q_pe=None, ckv_cache=None, kpe_cache=None, out=None, lse=None, return_lse=False, *,
+            query=None, kv_cache=None, ckv_scale=None, kpe_scale=None):
+        self.runs.append(dict(locals(), self=None))
+        return out
+
+
+class _LegacyFakeWrapper(_FakeFlashInferWrapper):  # FlashInfer < 0.7.2
+    def plan(self, qo_indptr, kv_indptr, kv_indices, kv_len_arr, num_heads, head_dim_ckv, head_dim_kpe, page_size,
+             causal, sm_scale, q_data_type, kv_data_type, use_profiler=False):
+        self.plans.append(dict(locals(), self=None))
+
+    def run(self, q_nope, q_pe, ckv_cache, kpe_cache, out=None, lse=None, return_lse=False, *, ckv_scale=None,
+            kpe_scale=None):
+        self.runs.append(dict(locals(), self=None))
+        return out
+
+
+class _FakePlanMetadata(types.SimpleNamespace):
+    @classmethod
+    def csr(cls, qo_indptr, kv_indptr, kv_indices, kv_len_arr):
+        return cls(qo_indptr=qo_indptr, kv_indptr=kv_indptr, kv_indices=kv_indices, kv_len_arr=kv_len_arr)
+
+
+def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (a.data_ptr(), a.shape, a.stride(), a.dtype) == (b.data_ptr(), b.shape, b.stride(), b.dtype)
+
+
+def _joined(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+    """The one [..., 576] tensor whose [..., :512] and [..., 512:] views left and right are (asserted)."""
+    whole = left.as_strided(left.shape[:-1] + (576,), left.stride())
+    assert _same_view(left, whole[..., :512]) and _same_view(right, whole[..., 512:])
+    return whole
+
+
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8"])
+@pytest.mark.parametrize("api", ["structural", "legacy"])
+def test_flashinfer_call_form_passes_views_of_the_calls_q_and_cache(monkeypatch, api, kv_format):
+    """The call form is read from the wrapper's signatures at plan time: FlashInfer >= 0.7.2 (run(query=,
+    kv_cache=), plan(metadata=)) gets the call's packed q and cache themselves, by keyword; an older one the
+    positional q_nope/q_pe/ckv/kpe views of them. No copies either way, fresh inputs reach the wrapper (not the
+    plan's tensors), and the fp8 scale goes as ckv_scale = kpe_scale. (A fake flashinfer module: runs on a CPU.)"""
+    from mla.backends.flashinfer_backend import FlashInferBackend
+
+    mla_mod = types.ModuleType("flashinfer.mla")
+    mla_mod.BatchMLAPagedAttentionWrapper = _StructuralFakeWrapper if api == "structural" else _LegacyFakeWrapper
+    if api == "structural":
+        mla_mod.MLAPlanMetadata = _FakePlanMetadata
+    fi = types.ModuleType("flashinfer")
+    fi.mla, fi.__version__ = mla_mod, f"fake-{api}"
+    monkeypatch.setitem(sys.modules, "flashinfer", fi)
+    monkeypatch.setitem(sys.modules, "flashinfer.mla", mla_mod)
+
+    case, device = Case(3, 70, seed=3), ("cuda" if torch.cuda.is_available() else "cpu")  # (the fold: Triton)
+    data = generate_case(case, device=device)
+    plan = FlashInferBackend().plan(data, kv_format=kv_format, q_format="bf16")
+    wrapper = _FakeFlashInferWrapper.last
+    assert plan.config["fi_api"] == api
+    (p,) = wrapper.plans
+    if api == "structural":  # all by keyword: canonical CSR metadata, packed layouts
+        assert p["qo_indptr"] is p["kv_indptr"] is p["kv_indices"] is p["kv_len_arr"] is None
+        assert p["metadata"].qo_indptr is data[2] and p["metadata"].kv_indptr is data[3]
+        assert p["query_layout"] == p["kv_cache_layout"] == "packed"
+    else:
+        assert p["qo_indptr"] is data[2] and p["kv_indptr"] is data[3]
+    assert (p["num_heads"], p["head_dim_ckv"], p["head_dim_kpe"], p["page_size"]) == (16, 512, 64, 1)
+    assert p["causal"] is False
+
+    for d in (data, generate_case(case, device=device, seed=77)):  # the plan's inputs, then fresh tensors
+        out = plan.run(d)
+        r = wrapper.runs[-1]
+        assert out is r["out"] is plan.outputs[0]
+        q, kv = d[0], (d[1]["bf16"] if kv_format == "bf16" else d[1]["fp8"][0])
+        if api == "structural":  # FlashInfer's fa2/fa3 split these into the legacy form's views themselves
+            assert r["q_nope"] is r["q_pe"] is r["ckv_cache"] is r["kpe_cache"] is None
+            got_q, got_kv = r["query"], r["kv_cache"]
+        else:
+            got_q, got_kv = _joined(r["q_nope"], r["q_pe"]), _joined(r["ckv_cache"], r["kpe_cache"])
+        assert _same_view(got_kv, kv)
+        if kv_format == "bf16":
+            assert _same_view(got_q, q) and r["ckv_scale"] is None and r["kpe_scale"] is None
+        elif d is data:  # the plan's scale: its float
+            assert _same_view(got_q, q) and r["ckv_scale"] == r["kpe_scale"] == d[1]["fp8"][1].item()
+        else:  # a fresh scale, folded on the device: the query is the fold's buffer (q * s), the scale 1.0
+            assert got_q.data_ptr() != q.data_ptr() and got_q.shape == q.shape
+            assert torch.allclose(got_q.float(), q.float() * d[1]["fp8"][1].float(), rtol=2.0**-7, atol=0)
+            assert r["ckv_scale"] == r["kpe_scale"] == 1.0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("flashinfer") is None,
+                    reason="needs a GPU with flashinfer")
+@pytest.mark.parametrize("kv_format", ["bf16", "fp8"])
+def test_flashinfer_on_gpu_raises_no_deprecation_and_matches_reference(monkeypatch, kv_format):
+    """FlashInfer >= 0.7.2 deprecates the flat plan, the positional and the q_nope/q_pe/ckv/kpe run forms: a fresh
+    plan and its runs (own inputs, then fresh ones) raise none of its DeprecationWarnings, are right against the
+    reference, and give bitwise the legacy call's output (the same views reach the same kernel)."""
+    import flashinfer
+
+    import mla.backends.flashinfer_backend as fb
+
+    backend, case = get_backend("flashinfer"), Case(4, 1000, seed=6)
+    ok, why = backend.availability()
+    if not ok:
+        pytest.skip(why)
+    data, fresh = generate_case(case, device="cuda"), generate_case(case, device="cuda", seed=61)
+    structural, _ = fb.call_forms(flashinfer.mla)
+    # FlashInfer attributes its API deprecations to its caller, our backend module: the error filter is scoped
+    # to that module, so that an unrelated deprecation (JIT toolchain, torch) cannot fail this test
+    ours = r"mla\.backends\.flashinfer_backend\Z"
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", category=DeprecationWarning, module=ours)
+            plan = backend.plan(data, kv_format=kv_format, q_format="bf16")
+            outs = [plan.run(d).clone() for d in (data, fresh)]
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    assert plan.config["fi_api"] == ("structural" if structural else "legacy")
+    for d, out in zip((data, fresh), outs):
+        m = mla.accuracy_metrics(out, reference(d, kv_format=kv_format))
+        assert m["rel_l2"] < 1e-2 and m["nonfinite"] == 0, m
+        ok, msg = mla.check(d, out, reference_output=reference(d))
+        assert ok, msg
+    if structural:  # the legacy form on the same inputs (it warns: ignored here)
+        monkeypatch.setattr(fb, "call_forms", lambda mla_mod: (False, True))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            legacy = backend.plan(data, kv_format=kv_format, q_format="bf16")
+            assert legacy.config["fi_api"] == "legacy"
+            for d, out in zip((data, fresh), outs):
+                assert torch.equal(legacy.run(d), out)
 
 
 @pytest.mark.parametrize("value", [0.37, 2.0**-7, 0.0, -1.0, float("inf"), float("nan")])

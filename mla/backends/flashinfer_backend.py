@@ -2,8 +2,15 @@
 
 plan: a 128 MiB float workspace, the wrapper, ``wrapper.plan(...)`` (host scheduling and, on first
 use per dtype, the JIT build of the MLA module: ~20 s on the H200), kv_indices = arange(total_kv),
-an output buffer. run: ``wrapper.run(q_nope, q_pe, ckv, kpe, out=...)`` on views of q and of the
-one KV row (ckv = dims 0..511, kpe = 512..575; the kernel takes strides, so no copies).
+an output buffer. run, two call forms, picked once per plan from the wrapper's signatures:
+
+- structural (FlashInfer >= 0.7.2, which deprecates the others): ``plan(metadata=MLAPlanMetadata.csr(...),
+  ..., query_layout="packed", kv_cache_layout="packed")`` by keyword, and ``run(query=q, kv_cache=kv,
+  out=...)`` on the call's own packed [T, H, 576] q and [N, 1, 576] cache. FlashInfer's fa2/fa3 split
+  them itself into ``x[..., :512], x[..., 512:]``: the same views, kernel and arguments as the legacy
+  call, so no copy and no numerical change.
+- legacy: positional ``plan(...)`` and ``run(q_nope, q_pe, ckv, kpe, out=...)`` on views of q and of
+  the one KV row (ckv = dims 0..511, kpe = 512..575; the kernel takes strides, so no copies).
 
 fp8 KV (fa3 backend, bf16 Q): ``run`` takes the per-tensor scale as a Python float
 (``ckv_scale`` = ``kpe_scale`` = the cache's scale, as the anchors ran it). Reading that float
@@ -57,6 +64,20 @@ def fold_fp8_scale(q: torch.Tensor, scale: torch.Tensor, q_out: torch.Tensor, fa
     _fold_scale_kernel[(triton.cdiv(n, FOLD_BLOCK),)](q, scale, q_out, factor, n, BLOCK=FOLD_BLOCK)
 
 
+def call_forms(mla) -> tuple[bool, bool]:
+    """(structural, takes_scale) for a ``flashinfer.mla`` module, from its wrapper's signatures (read once
+    per plan, never per call). structural: ``plan`` takes ``metadata=`` (with ``MLAPlanMetadata``) and the
+    layouts, and ``run`` takes ``query=`` / ``kv_cache=``; any FlashInfer short of that gets the legacy
+    form. takes_scale: ``run`` takes ``ckv_scale`` (or ``**kwargs``)."""
+    cls = mla.BatchMLAPagedAttentionWrapper
+    run = inspect.signature(cls.run).parameters  # (FlashInfer's decorators use functools.wraps)
+    plan = inspect.signature(cls.plan).parameters
+    takes_scale = "ckv_scale" in run or any(p.kind is p.VAR_KEYWORD for p in run.values())
+    structural = ({"query", "kv_cache"} <= run.keys() and hasattr(mla, "MLAPlanMetadata")
+                  and {"metadata", "query_layout", "kv_cache_layout"} <= plan.keys())
+    return structural, takes_scale
+
+
 class FlashInferBackend(Backend):
     name = "flashinfer"
     description = "FlashInfer BatchMLAPagedAttentionWrapper (fa3 on sm90), page size 1"
@@ -93,8 +114,7 @@ class FlashInferBackend(Backend):
         if kv_format == "fp8" and kv_dtype != torch.float8_e4m3fn:
             raise ValueError(f"flashinfer fp8 MLA takes float8_e4m3fn, the cache is {kv_dtype}")
 
-        params = inspect.signature(flashinfer.mla.BatchMLAPagedAttentionWrapper.run).parameters.values()
-        takes_scale = any(p.name == "ckv_scale" or p.kind is p.VAR_KEYWORD for p in params)
+        structural, takes_scale = call_forms(flashinfer.mla)
         if kv_format == "fp8" and not takes_scale:
             raise BackendUnavailable(f"flashinfer {flashinfer.__version__}: run() takes no ckv_scale/kpe_scale, "
                                      "so it cannot apply the fp8 cache's per-tensor scale")
@@ -104,8 +124,15 @@ class FlashInferBackend(Backend):
         kv_indices = torch.arange(total_kv, dtype=torch.int32, device=device)
         kv_len_arr = torch.tensor(lengths, dtype=torch.int32, device=device)
         # causal = bottom-right aligned in FlashInfer, which is our decode-causal rule for s > 1
-        wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, heads, P.KV_LORA_RANK, P.QK_ROPE_HEAD_DIM,
-                     1, s > 1, float(cfg.get("sm_scale", P.SM_SCALE)), torch.bfloat16, kv_dtype)
+        sm_scale = float(cfg.get("sm_scale", P.SM_SCALE))
+        if structural:  # (fp8 KV: FlashInfer sets scale_mode="kv-per-tensor" itself, as for the flat form)
+            wrapper.plan(metadata=flashinfer.mla.MLAPlanMetadata.csr(qo_indptr, kv_indptr, kv_indices, kv_len_arr),
+                         num_heads=heads, head_dim_ckv=P.KV_LORA_RANK, head_dim_kpe=P.QK_ROPE_HEAD_DIM,
+                         page_size=1, causal=s > 1, sm_scale=sm_scale, q_data_type=torch.bfloat16,
+                         kv_data_type=kv_dtype, query_layout="packed", kv_cache_layout="packed")
+        else:
+            wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, heads, P.KV_LORA_RANK, P.QK_ROPE_HEAD_DIM,
+                         1, s > 1, sm_scale, torch.bfloat16, kv_dtype)
         out = torch.empty((q.shape[0], heads, P.V_HEAD_DIM), dtype=torch.bfloat16, device=device)
         scale_cache = {"tensor": None, "version": None, "value": None}
         if kv_format == "fp8":  # the device fold's buffers (fresh scale tensors): q times s, and s
@@ -136,8 +163,11 @@ class FlashInferBackend(Backend):
                     fold_fp8_scale(q.contiguous(), scale, q_folded, factor)
                     q, folded, sc = q_folded, factor, 1.0
                 extra = dict(ckv_scale=sc, kpe_scale=sc)
-            o = wrapper.run(q[..., : P.KV_LORA_RANK], q[..., P.KV_LORA_RANK:],
-                            kv[..., : P.KV_LORA_RANK], kv[..., P.KV_LORA_RANK:], out=out, **extra)
+            if structural:  # this call's tensors, packed: nothing to build or slice here
+                o = wrapper.run(query=q, kv_cache=kv, out=out, **extra)
+            else:
+                o = wrapper.run(q[..., : P.KV_LORA_RANK], q[..., P.KV_LORA_RANK:],
+                                kv[..., : P.KV_LORA_RANK], kv[..., P.KV_LORA_RANK:], out=out, **extra)
             if folded is not None:
                 o.mul_(folded)
             return o
@@ -145,6 +175,7 @@ class FlashInferBackend(Backend):
         return Plan(backend=self.name, kv_format=kv_format, q_format=q_format, run=run, outputs=[out],
                     config={"variant": f"flashinfer-{getattr(wrapper, '_backend', fi_backend)}",
                             "fi_backend": fi_backend, "flashinfer_version": flashinfer.__version__,
+                            "fi_api": "structural" if structural else "legacy",
                             "page_size": 1})
 
 
