@@ -78,7 +78,11 @@ keeps generation 2's math and changes only what the measurements named:
     v143 is the MXFP4 default on programs of >= 32 KV tiles (launch.ws_by_default; round 38).
     EARLY_TMA (v144): the first tiles' TMA loads issued by the default warps before the Q prologue (measured
     0.5-2% slower than v143).
-Measured variants v91-v144 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 38").
+    KV_FIRST (v145 / v146): the KV range and the first tile's copies issued before Q's loads (round 39).
+    COOP_MERGE (v147 / v148, one warpgroup): the splits of each (batch element, head group) merge the output
+    together in this kernel (_coop_merge; a cooperative grid of one program per SM, no reduce kernel): measured
+    slower than the PDL-overlapped tile reduce on every split shape (round 40).
+Measured variants v91-v148 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 40").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
