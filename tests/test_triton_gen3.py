@@ -764,6 +764,22 @@ def test_many_splits_and_a_long_sequence(variant):
 FUSED = sorted({*HOPPER_DEFAULT.values(), "v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow", *TWO_WG})
 
 
+def _graph_replays_on_new_values(variant, seed, **kw):
+    """A graph=True plan at bs8-kv2048 (4 splits), captured on its first call and then replayed on new values
+    copied into the same tensors, each output checked and the one-launch reduce's counters back at 0."""
+    data = mla.generate_input(8, 1, 2048, seed=seed, device="cuda")
+    graphed = TritonDecodePlan(data, kv_format=VARIANTS[variant].gluon_kv, variant=variant, num_splits=4, graph=True,
+                               **kw)
+    for s in (seed + 1, seed + 2, seed + 3):
+        fresh = mla.generate_input(8, 1, 2048, seed=s, device="cuda")
+        for dst, src in ((data[0], fresh[0]), *((data[1][k], fresh[1][k]) for k in data[1])):
+            for d, t in zip(dst if isinstance(dst, tuple) else (dst,), src if isinstance(src, tuple) else (src,)):
+                d.copy_(t)
+        _checked(data, variant, plan=graphed)
+        assert int(graphed.counters.abs().sum()) == 0
+    return graphed
+
+
 @gpu
 @pytest.mark.parametrize("variant", FUSED)
 def test_fused_reduce_is_one_launch_and_right_on_every_call(variant):
@@ -775,16 +791,7 @@ def test_fused_reduce_is_one_launch_and_right_on_every_call(variant):
     assert plan.launches == 1 and plan.config["fused_reduce"] is True
     assert int(plan.counters.abs().sum()) == 0, "counters not reset"
     _checked(mla.generate_input(3, 4, 517, seed=22, device="cuda", num_heads=32), variant, 3, fused_reduce=True)
-    fmt = VARIANTS[variant].gluon_kv
-    data = mla.generate_input(8, 1, 2048, seed=23, device="cuda")
-    graphed = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=4, graph=True, fused_reduce=True)
-    for seed in (24, 25, 26):  # capture, then replays on new values at the same addresses
-        fresh = mla.generate_input(8, 1, 2048, seed=seed, device="cuda")
-        for dst, src in ((data[0], fresh[0]), *((data[1][k], fresh[1][k]) for k in data[1])):
-            for d, s in zip(dst if isinstance(dst, tuple) else (dst,), src if isinstance(src, tuple) else (src,)):
-                d.copy_(s)
-        _checked(data, variant, plan=graphed)
-        assert int(graphed.counters.abs().sum()) == 0
+    _graph_replays_on_new_values(variant, 23, fused_reduce=True)
 
 
 @gpu
@@ -1078,14 +1085,5 @@ def test_coop_merge_is_one_launch_and_right_on_every_call(variant):
     assert (plan.out.float() - ref).abs().max() <= 2e-2 * ref.abs().max(), "coop merge vs tile reduce"
     with pytest.raises(ValueError, match="resident at once"):
         TritonDecodePlan(data, kv_format=VARIANTS[variant].gluon_kv, variant=variant, num_splits=64)
-    fmt = VARIANTS[variant].gluon_kv
-    data = mla.generate_input(8, 1, 2048, seed=44, device="cuda")
-    graphed = TritonDecodePlan(data, kv_format=fmt, variant=variant, num_splits=4, graph=True)
-    for seed in (45, 46, 47):  # capture, then replays on new values at the same addresses
-        fresh = mla.generate_input(8, 1, 2048, seed=seed, device="cuda")
-        for dst, src in ((data[0], fresh[0]), *((data[1][k], fresh[1][k]) for k in data[1])):
-            for d, s in zip(dst if isinstance(dst, tuple) else (dst,), src if isinstance(src, tuple) else (src,)):
-                d.copy_(s)
-        _checked(data, variant, plan=graphed)
-        assert int(graphed.counters.abs().sum()) == 0
+    graphed = _graph_replays_on_new_values(variant, 44)
     assert graphed.call_paths["replay"] >= 1 or graphed.call_paths["capture"] >= 1
