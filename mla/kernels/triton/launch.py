@@ -254,6 +254,14 @@ def coop_num_splits(num_splits: int, batch_size: int, max_kv_len: int, num_head_
     return max(1, -(-tiles // per))
 
 
+def coop_constexprs(num_splits: int) -> tuple[dict, dict]:
+    """(kernel constexprs, launch options) of a one-warpgroup generation-3 kernel with coop_merge at ``num_splits``
+    (the plan and the offline compile both take them from here): the merge is compiled in only with > 1 split."""
+    coop = num_splits > 1
+    return (dict(COOP_MERGE=coop, SPLITS_P2=max(2, triton.next_power_of_2(num_splits))),
+            dict(launch_cooperative_grid=True) if coop else {})
+
+
 def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: int, block_n: int) -> tuple:
     """(warp-specialized variant, splits) the default call takes for this batch, or (None, None): the
     splits of ws_num_splits, and the variant ws_default_variant names for programs of that length."""
@@ -585,9 +593,9 @@ class TritonDecodePlan:
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}
             self.constexprs.update(gluon_constexprs(self.variant), **gluon_launch_options(self.variant))
-            if self.coop_merge and self.num_splits > 1:
-                self.constexprs.update(COOP_MERGE=True, SPLITS_P2=max(2, triton.next_power_of_2(self.num_splits)),
-                                       launch_cooperative_grid=True)
+            if self.coop_merge:
+                coop, launch = coop_constexprs(self.num_splits)
+                self.constexprs.update(coop, **launch)
         elif self.variant.family == "swapab":  # generation 2 (swapab.py): same arguments, same partials
             self.kernel = mla_decode_swapab_kernel
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,

@@ -27,7 +27,7 @@ from triton.compiler import ASTSource
 
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
-from .launch import PDL_TRIGGERS, heads_per_program, pdl_trigger, reduce_block_d
+from .launch import PDL_TRIGGERS, coop_constexprs, heads_per_program, pdl_trigger, reduce_block_d
 from .swapab import mla_decode_swapab_kernel
 from .variants import get_variant, gluon_constexprs, gluon_launch_options
 
@@ -121,11 +121,10 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           SINGLE_PASS=num_splits == 1 and not v.gluon_ws,  # (ws: two partials per program)
                           KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
-        if not v.gluon_ws:  # as the plan: with coop_merge the splits merge in the kernel, a cooperative grid
-            coop = v.coop_merge and num_splits > 1
-            constexprs.update(COOP_MERGE=coop, SPLITS_P2=max(2, triton.next_power_of_2(num_splits)))
-            if coop:
-                options["launch_cooperative_grid"] = True
+        if not v.gluon_ws:  # (every parameter needs a value: COOP_MERGE off unless the variant merges, as the plan)
+            coop, launch = coop_constexprs(num_splits if v.coop_merge else 1)
+            constexprs.update(coop)
+            options.update(launch)
         fn = mla_decode_gluon_sm90_ws_kernel if v.gluon_ws else mla_decode_gluon_sm90_kernel
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.gluon_ws and v.gluon_ws_tma:  # the packed cache's TMA descriptors (None for the other ws kernels)
