@@ -698,6 +698,11 @@ def test_coop_merge_split_counts_keep_every_program_resident():
         assert n * bs * groups <= 132 and (n - 1) * -(-(-(-kv // n)) // 64) * 64 < kv, (splits, bs, kv, n)
     with pytest.raises(ValueError, match="resident at once.*at most 4 splits"):
         coop_num_splits(8, 32, 1024, 1, 132, 64, given=True)
+    from mla.kernels.triton.launch import coop_constexprs  # what the plan and the offline compile pass
+
+    assert coop_constexprs(16) == (dict(COOP_MERGE=True, SPLITS_P2=16), dict(launch_cooperative_grid=True))
+    assert coop_constexprs(3) == (dict(COOP_MERGE=True, SPLITS_P2=4), dict(launch_cooperative_grid=True))
+    assert coop_constexprs(1) == (dict(COOP_MERGE=False, SPLITS_P2=2), {})  # one split: the single pass, plain launch
 
 
 def test_coop_merge_is_refused_where_it_is_not_built():
