@@ -289,7 +289,8 @@ def test_offline_sm90_sass_is_the_designed_kernel(variant, qgmma):
 
 
 ONE_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 1 and not VARIANTS[n].gluon_ws]
-WS = [n for n in GEN3 if VARIANTS[n].gluon_ws]
+WS = [n for n in GEN3 if VARIANTS[n].gluon_ws and VARIANTS[n].gluon_kv == "mxfp4"]  # (decoder partitions)
+WS_FP8 = [n for n in GEN3 if VARIANTS[n].gluon_ws and VARIANTS[n].gluon_kv == "fp8"]  # (a TMA loader, v149+)
 TWO_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 2]
 
 
@@ -460,6 +461,39 @@ def test_offline_sm90_sass_of_the_warp_specialized_kernel(variant):
     loader = sum(sum(c.values()) for c in loops if c["UTMALDG"] and not c["PRMT"]) / 4
     assert tile.mix["instructions"] == pytest.approx(sum(sum(c.values()) for c in consumers) / 2
                                                      + sum(sum(d.values()) for d in decoders) + loader, abs=1)
+
+
+@pytest.mark.parametrize("variant", WS_FP8)
+def test_offline_sm90_sass_of_the_warp_specialized_fp8_kernel(variant):
+    """v149+: two consumer partitions (v143's loop: 50 e4m3 QGMMA, 16 LDSM a tile, no cp.async) and a one-warp
+    loader whose loop issues the tile's nine TMA loads and nothing else of the tile (no PRMT, no MMA, no
+    shared stores); 12 warps (the loader's warpgroup), the variant's register split, one CTA per SM, no spills
+    in the consumers beyond 3.6's few; the static report's tile = the two consumer loops at 1/2 + the loader's at 1/4."""
+    k, sass = _sass(variant)
+    v = VARIANTS[variant]
+    assert k.metadata["num_warps"] == 12
+    assert k.metadata["num_warps"] * 32 * (-(-v.gluon_maxnreg // 8) * 8) <= 65536
+    assert k.metadata["shared"] + 1024 <= 228 * 1024, k.metadata["shared"]
+    assert k.metadata["shared"] >= v.gluon_ws * 64 * 576, "the ring's K tiles"
+    regs = set(re.findall(r"USETMAXREG\.\w+\.CTAPOOL (?:UP0, )?0x([0-9a-f]+)", sass))
+    assert {f"{v.gluon_ws_consumer_regs:x}", f"{v.gluon_ws_decoder_regs:x}"} <= regs, regs
+    import collections
+
+    loops = [collections.Counter(x.op.split(".")[0] for x in seg) for seg in _tile_loops(sass)]
+    consumers = [c for c in loops if c["QGMMA"]]
+    loaders = [c for c in loops if c["UTMALDG"]]
+    assert len(consumers) == 2 and len(loaders) == 1, loops
+    for c in consumers:
+        assert c["QGMMA"] == 50 and c["LDSM"] == 16 and not c["LDGSTS"] and not c["UTMALDG"], c
+        assert c["LDL"] + c["STL"] <= 16, c
+    (ld,) = loaders
+    assert ld["UTMALDG"] == 9 and not ld["PRMT"] and not ld["QGMMA"] and not ld["STS"] and ld["SYNCS"] >= 1, ld
+    from mla.analysis.isa import sass_ws_tile
+
+    tile = sass_ws_tile(sass)
+    assert tile.mix["wgmma"] == 50 and tile.mix["tma"] == pytest.approx(9 / 4, abs=0.1), tile.mix
+    assert tile.mix["instructions"] == pytest.approx(sum(sum(c.values()) for c in consumers) / 2
+                                                     + sum(ld.values()) / 4, abs=1)
 
 
 def _triton_version():
@@ -763,6 +797,26 @@ def test_many_splits_and_a_long_sequence(variant):
     data = mla.generate_input(2, 1, 8192, seed=7, device="cuda")
     _checked(data, variant, 64)
     _checked(data, variant, 1)
+
+
+@gpu
+@pytest.mark.parametrize("variant", [HOPPER_DEFAULT["fp8"], *WS_FP8])
+def test_fp8_rows_past_a_program_end_never_reach_its_output(variant):
+    """A tile that ends inside the next element's rows: the one-warpgroup kernel's masked cp.async zero-fills
+    them, the TMA loader (v149+) copies them and its consumer zeroes them. NaN bytes there (e4m3fn 0x7F) must
+    leave element 0 exact - V x P = NaN x 0 would not - while element 1's own NaN rows make its output NaN."""
+    data = mla.generate_input(2, 1, 100, seed=31, device="cuda", kv_lens=(100, 100))
+    ref = mla.reference(data, kv_format="fp8")
+    data[1]["fp8"][0][100:128].view(torch.uint8).fill_(0x7F)  # element 1's first 28 rows: tile 1 of element 0
+    plan = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=1, graph=False)
+    for t in plan.outputs:
+        t.fill_(float("nan"))
+    out = plan.run(data)
+    torch.cuda.synchronize()
+    assert torch.isfinite(out[0]).all(), "rows past element 0's end reached its output"
+    assert torch.isnan(out[1]).any(), "element 1 reads its own NaN rows"
+    err = (out[0].float() - ref[0].float()).norm() / ref[0].float().norm()
+    assert err < 1e-2, float(err)
 
 
 # the fused reduce is one epilogue for every EPI_NATURAL variant: the defaults and the newest carry it here

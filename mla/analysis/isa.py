@@ -516,14 +516,15 @@ def sass_ws_tile(text: str, function: str | None = None) -> SassLoop | None:
         if not any(o in _END_OPS or o == "USETMAXREG" for o in ops):
             edges.append((j, i))
     tiles = [(a, b) for a, b in edges if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in edges)]
-    tiles = [(a, b) for a, b in tiles if b - a > 100]  # (not the mbarrier retry / idle spins)
+    # a one-warp loader partition (WS_LOADER, v136; the fp8 kernel's, v149+): TMA issues and no decode (PRMT);
+    # its loop counts 1/4. (The fp8 loader's loop is short: it is told from the mbarrier spins by its TMA.)
+    loaders = [(a, b) for a, b in tiles if any(x.op.startswith("UTMALDG") for x in body[a:b + 1])
+               and not any(x.op.startswith("PRMT") for x in body[a:b + 1])
+               and not any("wgmma" in classify_sass(x.op) for x in body[a:b + 1])]
+    tiles = [(a, b) for a, b in tiles if b - a > 100 or (a, b) in loaders]  # (not the mbarrier retry / idle spins)
     consumers = [(a, b) for a, b in tiles if any("wgmma" in classify_sass(x.op) for x in body[a:b + 1])]
-    # a one-warp loader partition (WS_LOADER, v136): TMA issues and no decode (PRMT); its loop counts 1/4
-    loaders = [(a, b) for a, b in tiles if (a, b) not in consumers
-               and any(x.op.startswith("UTMALDG") for x in body[a:b + 1])
-               and not any(x.op.startswith("PRMT") for x in body[a:b + 1])]
     decoders = [(a, b) for a, b in tiles if (a, b) not in consumers and (a, b) not in loaders]
-    if not consumers or not decoders:
+    if not consumers or not (decoders or loaders):
         return None
     loop = SassLoop(function, body[min(a for a, _ in tiles)].addr, body[max(b for _, b in tiles)].addr,
                     inner_loops=0, other_loop_instructions=0)

@@ -78,6 +78,10 @@ keeps generation 2's math and changes only what the measurements named:
     v143 is the MXFP4 default on programs of >= 32 KV tiles (launch.ws_by_default; round 38).
     EARLY_TMA (v144): the first tiles' TMA loads issued by the default warps before the Q prologue (measured
     0.5-2% slower than v143).
+    WS_SLOTS > 0 with fp8 KV (v149 / v150, WS_TMA + WS_LOADER, no decoders): v143's two consumers fed by a one-warp
+    loader partition that TMA-loads each fp8 tile straight into the ring of K tiles (nine [64, 64 B] boxes on
+    the entry's full barrier): the producer / consumer structure of FlashMLA's and FlashInfer's sm90 decode,
+    one CTA per SM, WS_SLOTS tiles in flight or in use.
     KV_FIRST (v145 / v146): the KV range and the first tile's copies issued before Q's loads (round 39).
     COOP_MERGE (v147 / v148, one warpgroup): the splits of each (batch element, head group) merge the output
     together in this kernel (_coop_merge; a cooperative grid of one program per SM, no reduce kernel): measured
@@ -1798,6 +1802,52 @@ if gl is not None:
         _ws_consumer(1, ptrs, ints, bufs, True, True)
 
     @gluon.jit
+    def _ws_consumer0_fp8(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs, True, True, True)
+
+    @gluon.jit
+    def _ws_consumer1_fp8(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs, True, True, True)
+
+    # the zeroing's view of a K tile: 4-byte words (the swizzle moves 16-byte units within a 64-byte row, so a
+    # word stays in its token's row), 16 bytes a thread
+    _K32_SL: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=32, rank=2)
+    _WS_ZERO: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+
+    @gluon.jit
+    def _ws_zero_rows_from(k_lat, k_rope, slot, lim):
+        """Rows lim .. 63 of ring entry `slot` (the token rows of its 9 chunks) set to 0, as the one-warpgroup
+        kernel's masked cp.async leaves them (e4m3 0 is byte 0), by 4-byte words."""
+        if _PUBLIC_REINTERPRET:
+            w_lat = k_lat.index(slot).reinterpret(gl.int32, [512, 16], _K32_SL)
+            w_rope = k_rope.index(slot).reinterpret(gl.int32, [64, 16], _K32_SL)
+        else:
+            w_lat = k_lat.index(slot)._reinterpret(gl.int32, [512, 16], _K32_SL)
+            w_rope = k_rope.index(slot)._reinterpret(gl.int32, [64, 16], _K32_SL)
+        t = gl.arange(0, 512, layout=gl.SliceLayout(1, _WS_ZERO)) % 64
+        w_lat.store(gl.where((t < lim)[:, None], w_lat.load(_WS_ZERO), 0))
+        tr = gl.arange(0, 64, layout=gl.SliceLayout(1, _WS_ZERO))
+        w_rope.store(gl.where((tr < lim)[:, None], w_rope.load(_WS_ZERO), 0))
+
+    @gluon.jit
+    def _ws_fp8_loader(ptrs, ints, bufs):
+        """The fp8 kernel's loader partition (v149+, one warp): each tile of the program straight into a ring
+        entry of the consumers - nine TMA loads ([64 t, 64 B] each: the 8 latent chunks and the rope) on the
+        entry's full barrier, which counts their bytes - once the consumer of the tile WS_SLOTS back has
+        freed it. No decode, so no decoder partition: the ring entries are the consumers' K tiles."""
+        kv_indptr_ptr, kv_desc = ptrs[4], ptrs[7]
+        num_splits, WS_SLOTS = ints[5], ints[9]
+        k_lat, k_rope, full, empty = bufs[0], bufs[1], bufs[8], bufs[9]
+        kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        for j in range(0, n_tiles):
+            slot = j % WS_SLOTS
+            mbarrier.wait(empty.index(slot), ((j // WS_SLOTS) & 1) ^ 1)  # the consumer of tile j - WS_SLOTS is done
+            row = kv_start + start + j * 64
+            mbarrier.expect(full.index(slot), 64 * 576)
+            for c in gl.static_range(9):
+                _tma_load(kv_desc, [row, 64 * c], full.index(slot), _chunk((k_lat, k_rope), slot, c))
+
+    @gluon.jit
     def _ws_program_range(kv_indptr_ptr, num_splits):
         """This program's KV range (generation 1's split boundaries over num_splits / 2 programs per batch
         element: num_splits counts the two consumers' partials): kv_start, kv_len, start, end, n_tiles."""
@@ -1858,9 +1908,13 @@ if gl is not None:
 
     @gluon.jit
     def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs, V_LDSM: gl.constexpr = False,
-                     EPI_DIRECT: gl.constexpr = False):
+                     EPI_DIRECT: gl.constexpr = False, FP8_KV: gl.constexpr = False):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
-        j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY)."""
+        j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY).
+        FP8_KV (v149+): the tiles are the fp8 cache's rows as the loader's TMA wrote them - the per-tensor
+        scale folded into the scores and the output, and a last tile that ends inside the ring entry has
+        the rows past the program's end zeroed first (TMA fills only past the tensor's end; the next rows
+        are other tokens, whose V must not reach PV even times P = 0, should they hold a NaN)."""
         qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr = ptrs[3], ptrs[4], ptrs[5], ptrs[6]
         sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG, WS_SLOTS = (ints[4], ints[5], ints[6], ints[7],
                                                                                ints[8], ints[9])
@@ -1882,7 +1936,12 @@ if gl is not None:
             p8 = p8a
         else:
             p8 = p8b
-        score_scale = sm_scale * 1.4426950408889634
+        if FP8_KV:
+            kv_scale = gl.load(ptrs[2])  # the per-tensor scale; one the validation would refuse gives NaN rows
+            kv_scale = gl.where((kv_scale > 0) & (kv_scale < float("inf")), kv_scale, float("nan"))
+        else:
+            kv_scale = 1.0  # (MXFP4: the block scales are in the decoded tile)
+        score_scale = sm_scale * 1.4426950408889634 * kv_scale
         # (loaded plain, then converted: triton 3.6 asserts on a shared load straight into a slice layout)
         c_hi = gl.convert_layout(s1_smem.load(gl.BlockedLayout([1], [32], [4], [0])), gl.SliceLayout(0, s_layout)) * score_scale
         c_lo = c_hi * 0.0625
@@ -1905,6 +1964,12 @@ if gl is not None:
         for j in range(PARITY, n_tiles, 2):
             slot = j % WS_SLOTS
             mbarrier.wait(full.index(slot), (j // WS_SLOTS) & 1)
+            if FP8_KV:
+                lim = end - (start + j * 64)
+                if lim < 64:  # (at most once a program: the last tile of a length that 64 does not divide)
+                    _ws_zero_rows_from(k_lat, k_rope, slot, lim)
+                    fence_async_shared()  # the zeros (generic stores) before the wgmma reads
+                    _cta_barrier()
             s_cat, _ = _qk_issue(k_smem, slot, q_hi, q_hi, zero_s2, zero_s2, True)
             if V_LDSM:
                 f0, f1, f2, f3, f4, f5, f6, f7 = _v_fragments8_ldsm(k_lat, slot)
@@ -1930,7 +1995,7 @@ if gl is not None:
         l_i = gl.sum(l_t, axis=0) * (1.0 / 256.0)
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
         has = l_o > 0
-        inv = gl.where(has, (1.0 / 256.0) / gl.where(has, l_o, 1.0), 0.0)[None, :]
+        inv = gl.where(has, kv_scale / 256.0 / gl.where(has, l_o, 1.0), 0.0)[None, :]
         rows = gl.arange(0, _WS_R, layout=gl.SliceLayout(1, out_blk))
         row_ok = rows < ROWS
         q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
@@ -1999,15 +2064,22 @@ if gl is not None:
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         num_warps: gl.constexpr = 4,
     ):
-        """The warp-specialized MXFP4 kernel (see the partition functions above); the arguments are the
-        other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None otherwise). num_splits counts partials: two per program (grid splits =
-        num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
-        gl.static_assert(KV_FORMAT == 2, "the warp-specialized kernel decodes MXFP4")
+        """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
+        of e4m3 tiles), or fp8 (KV_FORMAT 1, v149+: a one-warp loader TMA-loads the tiles into that ring); the
+        arguments are the other generation-3 kernel's + two TMA descriptors of the packed cache (WS_TMA; None
+        otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
+        (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
+        FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
+        gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
+                         "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
+        gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),
+                         "the fp8 loader has no decoders")
         gl.static_assert(QK_PAIRS and QK_CAT and PV_REG and EPI_NATURAL and LAZY_SUM and PV_FP8 and PV_PROMOTE == 1
                          and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
                          "the warp-specialized consumers are v116's loop")
         gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
-        gl.static_assert(not V_LDSM or (WS_TMA and not WS_LOADER), "V_LDSM's consumers: with WS_TMA's decoders (v140)")
+        gl.static_assert(not V_LDSM or (WS_TMA and (not WS_LOADER or FP8_WS)),
+                         "V_LDSM's consumers: with WS_TMA's decoders (v140) or the fp8 loader (v149)")
         gl.static_assert(not EPI_DIRECT or V_LDSM, "EPI_DIRECT: V_LDSM's consumers (v143)")
         gl.static_assert(not EARLY_TMA or EPI_DIRECT, "EARLY_TMA: v143's partitions (v144)")
         gl.static_assert(not KV_FIRST, "KV_FIRST: the one-warpgroup kernel's prologue order (v145 / v146)")
@@ -2027,7 +2099,14 @@ if gl is not None:
         k_rope = gl.allocate_shared_memory(gl.float8e4nv, [WS_SLOTS, 64, 64], k_sl)
         # [stage x chunk, t, 64 B], swizzled as the K tile (16-byte unit ^ (t >> 1) & 3): the decode's 8
         # consecutive rows of one unit per quarter warp hit 8 distinct bank groups
-        if WS_HALVES:  # [stage x decoder, ...]: [64 t, 128 B] swizzled by t & 7 (16-byte units), the rope's 32 rows,
+        if FP8_WS:  # no packed ring: the loader's TMA writes the K tiles (placeholders for the unused buffers)
+            mx_lat = k_rope
+            mx_rope = k_rope
+            mx_sc = k_rope
+            mx_scr = k_rope
+            ready = k_rope
+            free = k_rope
+        elif WS_HALVES:  # [stage x decoder, ...]: [64 t, 128 B] swizzled by t & 7 (16-byte units), the rope's 32 rows,
             # the scale bytes [64 t, 16]
             gl.static_assert(WS_DECODERS == 2, "WS_HALVES: two decoders, one half of every tile each")
             if WS_TMA:  # the descriptors' layouts: 128-byte swizzle = 16-byte unit ^ (t & 7), as below
@@ -2069,7 +2148,8 @@ if gl is not None:
         full = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         empty = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         for i in gl.static_range(WS_SLOTS):
-            mbarrier.init(full.index(i), count=WS_DECODERS)  # every decoder arrives on each tile
+            # every decoder arrives on each tile (fp8: the loader's expect, the bytes complete it)
+            mbarrier.init(full.index(i), count=1 if FP8_WS else WS_DECODERS)
             mbarrier.init(empty.index(i), count=1)
         if EARLY_TMA:  # the first tiles' packed bytes in flight while the default warps load and quantize Q
             fence_async_shared()  # (the barriers' init before the TMA unit uses them)
@@ -2093,7 +2173,10 @@ if gl is not None:
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
                  HEADS_PER_PROG, WS_SLOTS, MX_LUT2),  # (run-time values in the partitions, but MX_LUT2: a constexpr)
                 (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free))
-        if WS_LOADER:
+        if FP8_WS:  # two consumers and the one-warp loader (its warpgroup's other 3 warps idle: 12 warps)
+            gl.warp_specialize([(_ws_consumer0_fp8, args), (_ws_consumer1_fp8, args), (_ws_fp8_loader, args)],
+                               [4, 1], [WS_CONSUMER_REGS, WS_DECODER_REGS])
+        elif WS_LOADER:
             gl.static_assert(WS_TMA and WS_HALVES, "WS_LOADER feeds WS_TMA's decoders")
             gl.warp_specialize([(_ws_consumer0, args), (_ws_consumer1, args), (_ws_fed_lo, args), (_ws_fed_hi, args),
                                 (_ws_loader, args)], [4, 4, 4, 1],
@@ -2168,9 +2251,41 @@ def ws_tma_descriptors(packed, stride_kv: int) -> tuple:
     return tuple(out)
 
 
-def ws_tma_signature() -> dict:
+def ws_tma_signature(kv_format: str = "mxfp4") -> dict:
     """The descriptors' argument types for an offline compile (what the JIT derives from the objects)."""
+    if kv_format == "fp8":
+        return {"lat_desc": f"tensordesc<fp8e4nv{WS_FP8_TMA_BLOCK},{ws_fp8_tma_layout()!r}>"}
     return {f"{w}_desc": f"tensordesc<u8{WS_TMA_BLOCKS[w]},{ws_tma_layout(w)!r}>" for w in ("lat", "rope")}
+
+
+# the fp8 loader (v149+): the cache [total_kv, 576] e4m3 as one descriptor of [64 t, 64 B] boxes, the layout of the
+# K tile's chunks (NVMMA, 64-byte swizzle), so TMA writes each chunk where the consumers' wgmma / ldmatrix read it
+WS_FP8_TMA_BLOCK = [64, 64]
+_WS_FP8_FIELDS: dict = {}
+
+
+def ws_fp8_tma_layout():
+    return gl.NVMMASharedLayout.get_default_for(WS_FP8_TMA_BLOCK, gl.float8e4nv)
+
+
+def ws_fp8_tma_descriptors(kv, stride_kv: int) -> tuple:
+    """(kv_desc, None): the fp8 cache's TMA descriptor (fields kept per (rows, stride) as ws_tma_descriptors')."""
+    import torch
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    if kv.data_ptr() % 16 or stride_kv % 16 or kv.dtype != torch.float8_e4m3fn:
+        raise ValueError(f"the fp8 cache's TMA descriptor needs a 16-byte aligned float8_e4m3fn tensor with a row "
+                         f"stride of a multiple of 16; got ptr % 16 = {kv.data_ptr() % 16}, stride {stride_kv}, "
+                         f"{kv.dtype}")
+    key = (kv.shape[0], stride_kv)
+    fields = _WS_FP8_FIELDS.get(key)
+    if fields is None:
+        built = TensorDescriptor(kv, [kv.shape[0], 576], [stride_kv, 1], WS_FP8_TMA_BLOCK, ws_fp8_tma_layout())
+        fields = _WS_FP8_FIELDS[key] = {k: v for k, v in vars(built).items() if k != "base"}
+    d = TensorDescriptor.__new__(TensorDescriptor)
+    d.__dict__.update({k: list(v) if isinstance(v, list) else v for k, v in fields.items()})
+    d.base = kv
+    return d, None
 
 
 def gluon_unavailable_reason(device) -> str | None:

@@ -35,7 +35,7 @@ from ...problem import QK_HEAD_DIM, SM_SCALE, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce_kernel,
                       mla_decode_reduce_tile_kernel, mla_decode_split_kernel)
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
-                         ws_tma_descriptors)
+                         ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
@@ -706,7 +706,8 @@ class TritonDecodePlan:
         """WS_TMA's two descriptors of the packed cache, rebuilt only when its address or shape changes."""
         key = (kv.data_ptr(), kv.shape[0], stride_kv)
         if getattr(self, "_tma_key", None) != key:
-            self._tma_key, self._tma = key, ws_tma_descriptors(kv, stride_kv)
+            build = ws_fp8_tma_descriptors if self.kv_format == "fp8" else ws_tma_descriptors
+            self._tma_key, self._tma = key, build(kv, stride_kv)
         return self._tma
 
     def _launch_args(self, args: tuple) -> torch.Tensor:

@@ -129,7 +129,9 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.gluon_ws and v.gluon_ws_tma:  # the packed cache's TMA descriptors (None for the other ws kernels)
             from .gluon_sm90 import ws_tma_signature
-            signature.update(ws_tma_signature())
+            signature.update(ws_tma_signature(kv_format))
+            if kv_format == "fp8":  # (the fp8 loader's one descriptor)
+                constexprs.update(rope_desc=None)
         elif v.gluon_ws:
             constexprs.update(lat_desc=None, rope_desc=None)
         source_cls = GluonASTSource

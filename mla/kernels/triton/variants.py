@@ -51,7 +51,8 @@ class Variant:
     gluon_cp_rows: bool = False  # gluon (fp8): the tile's cp.async by 8 consecutive rows per quarter warp
     gluon_mx_own: bool = False  # gluon (MXFP4): the packed tile copied in the decode's layout (shared address math)
     gluon_warpgroups: int = 1  # gluon: 2 = two warpgroups (num_warps 8) split QK's rows and PV's output dims
-    gluon_ws: int = 0  # gluon (MXFP4): warp-specialized, a decoder partition + 2 consumers, N decoded K tiles in a ring
+    gluon_ws: int = 0  # gluon: warp-specialized, 2 consumers fed by decoder partitions (MXFP4) or a TMA loader (fp8,
+    #                    v149+) through a ring of N K tiles
     gluon_ws_consumer_regs: int = 232  # gluon_ws: registers per thread of the worker consumer (the default gets the rest)
     gluon_ws_decoder_regs: int = 40  # gluon_ws: registers per thread of the decoder partition
     gluon_ws_decoders: int = 1  # gluon_ws: decoder partitions (2: each decodes half of every tile)
@@ -542,6 +543,24 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
             gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, coop_merge=True),
+    # issue 9 / round 41: fp8 has run on the one-warpgroup kernel (v141: two CTAs per SM, each issuing its own
+    # cp.async one tile ahead) while MXFP4 went warp-specialized. v149 / v150 are v143's two consumers fed by a
+    # one-warp TMA loader (no decoders): the producer / consumer split of FlashMLA's and FlashInfer's sm90 decode,
+    # one CTA per SM with 4 / 5 tiles in flight or in use (v141: ~2 a CTA). Predicted: HBM-bound where programs
+    # are long, -3..-7% against v141 at bs128 / bs256-kv8192 (307 us -> ~285-297); at 16 tiles a program or fewer
+    # the one CTA per SM and the second partial lose, as they did for MXFP4
+    Variant("v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed", 64, 4, 2, 0, "fp8 warp-specialized: v143's two consumers fed by "
+            "a one-warp loader that TMA-loads each fp8 tile into a 4-slot ring (no decoders; 12 warps, maxnreg 168: "
+            "248 / 232 registers for the consumers, 24 for the loader)", family="gluon", pv_swap=True,
+            tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_lazy_sum=True,
+            gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=168,
+            gluon_ws_consumer_regs=232, gluon_ws_decoder_regs=24, gluon_ws_decoders=0, gluon_ws_tma=True,
+            gluon_ws_loader=True, gluon_v_ldsm=True, gluon_epi_direct=True),
+    Variant("v150_n64_w4_s2_gl_en_ws5_tma_ldsm_ed", 64, 4, 2, 0, "v149 with a 5-slot ring (208 KB of shared memory)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_ws=5, gluon_maxnreg=168, gluon_ws_consumer_regs=232, gluon_ws_decoder_regs=24,
+            gluon_ws_decoders=0, gluon_ws_tma=True, gluon_ws_loader=True, gluon_v_ldsm=True, gluon_epi_direct=True),
     Variant("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v117 with v140's ldmatrix V^T fragments",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
