@@ -6,6 +6,7 @@
 #         fp8 default, its own split count) against v149 / v150 at one program per SM on the long shapes, kernel
 #         mode, two rounds in opposite order; the triton 3.6 static rows of v149 / v150
 #   r41b  the same comparison's second round, in the opposite order
+#   (v150 was removed from the registry after r41c: scripts/probes/ws_stress.py showed it faulting; docs/notes-triton.md)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r41.sh r41a|r41b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh

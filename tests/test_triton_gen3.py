@@ -496,6 +496,30 @@ def test_offline_sm90_sass_of_the_warp_specialized_fp8_kernel(variant):
                                                      + sum(ld.values()) / 4, abs=1)
 
 
+def test_the_fp8_loader_refuses_an_odd_ring():
+    """v150 (v149 with 5 slots) faulted on the H200 (round 41): with an odd ring a slot alternates between the two
+    consumers and TMA lands tiles out of order, so a parity wait can pass a barrier still in an older phase. The
+    kernel asserts an even ring; this compiles a 3-slot v149 offline (in a clean process: the suite may run under
+    the interpreter) and expects that assertion."""
+    import subprocess
+    import sys
+
+    code = f"""
+import dataclasses
+from triton.backends.compiler import GPUTarget
+from mla.kernels.triton.offline import compile_offline
+from mla.kernels.triton.variants import VARIANTS
+VARIANTS["odd_ring_probe"] = dataclasses.replace(VARIANTS[{WS_FP8[0]!r}], name="odd_ring_probe", gluon_ws=3)
+try:
+    compile_offline(GPUTarget("cuda", 90, 32), variant="odd_ring_probe", kv_format="fp8", num_splits=1)
+except Exception as exc:
+    print("REFUSED", exc)
+"""
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert "REFUSED" in r.stdout and "even number of slots" in r.stdout + r.stderr, (r.stdout[-2000:], r.stderr[-2000:])
+
+
 def _triton_version():
     import triton
 

@@ -78,15 +78,16 @@ keeps generation 2's math and changes only what the measurements named:
     v143 is the MXFP4 default on programs of >= 32 KV tiles (launch.ws_by_default; round 38).
     EARLY_TMA (v144): the first tiles' TMA loads issued by the default warps before the Q prologue (measured
     0.5-2% slower than v143).
-    WS_SLOTS > 0 with fp8 KV (v149 / v150, WS_TMA + WS_LOADER, no decoders): v143's two consumers fed by a one-warp
+    WS_SLOTS > 0 with fp8 KV (v149, WS_TMA + WS_LOADER, no decoders): v143's two consumers fed by a one-warp
     loader partition that TMA-loads each fp8 tile straight into the ring of K tiles (nine [64, 64 B] boxes on
     the entry's full barrier): the producer / consumer structure of FlashMLA's and FlashInfer's sm90 decode,
-    one CTA per SM, WS_SLOTS tiles in flight or in use.
+    one CTA per SM, WS_SLOTS (even) tiles in flight or in use; measured -2.5..-3.5% against v141 on the long
+    shapes where it was steady, not a default (round 41).
     KV_FIRST (v145 / v146): the KV range and the first tile's copies issued before Q's loads (round 39).
     COOP_MERGE (v147 / v148, one warpgroup): the splits of each (batch element, head group) merge the output
     together in this kernel (_coop_merge; a cooperative grid of one program per SM, no reduce kernel): measured
     slower than the PDL-overlapped tile reduce on every split shape (round 40).
-Measured variants v91-v148 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 40").
+Measured variants v91-v149 (variants.py; docs/notes-triton.md "Generation 3" .. "Round 41").
 
 The grid, split boundaries, partial layout and LSE convention are generation 1's (split kernel), so
 the split heuristic and the tile / loop reduce kernels serve it unchanged; FUSED_REDUCE is generation
@@ -1831,7 +1832,7 @@ if gl is not None:
 
     @gluon.jit
     def _ws_fp8_loader(ptrs, ints, bufs):
-        """The fp8 kernel's loader partition (v149+, one warp): each tile of the program straight into a ring
+        """The fp8 kernel's loader partition (v149, one warp): each tile of the program straight into a ring
         entry of the consumers - nine TMA loads ([64 t, 64 B] each: the 8 latent chunks and the rope) on the
         entry's full barrier, which counts their bytes - once the consumer of the tile WS_SLOTS back has
         freed it. No decode, so no decoder partition: the ring entries are the consumers' K tiles."""
@@ -2074,6 +2075,10 @@ if gl is not None:
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),
                          "the fp8 loader has no decoders")
+        # an even ring: TMA completes tiles out of order, and a consumer's parity wait on its slot is only sound
+        # when that consumer itself waited for the slot's previous phase - with an odd ring a slot alternates
+        # between the consumers and one can pass a barrier still in an older phase (v150, round 41: faults)
+        gl.static_assert(not FP8_WS or WS_SLOTS % 2 == 0, "the fp8 loader's ring needs an even number of slots")
         gl.static_assert(QK_PAIRS and QK_CAT and PV_REG and EPI_NATURAL and LAZY_SUM and PV_FP8 and PV_PROMOTE == 1
                          and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
                          "the warp-specialized consumers are v116's loop")

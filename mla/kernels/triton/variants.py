@@ -548,7 +548,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     # one-warp TMA loader (no decoders): the producer / consumer split of FlashMLA's and FlashInfer's sm90 decode,
     # one CTA per SM with 4 / 5 tiles in flight or in use (v141: ~2 a CTA). Predicted: HBM-bound where programs
     # are long, -3..-7% against v141 at bs128 / bs256-kv8192 (307 us -> ~285-297); at 16 tiles a program or fewer
-    # the one CTA per SM and the second partial lose, as they did for MXFP4
+    # the one CTA per SM and the second partial lose, as they did for MXFP4. gen3-r41a / r41b (two rounds, opposite
+    # order; v141 in its slow mode both times, 358 us at bs256-kv8192): bs64-kv8192 96.5 / 96.3 vs 99.8 / 99.8,
+    # bs256-kv8192 349.1 / 349.1 vs 358.1 / 358.7, bs128-kv8192 162.9 / 181.2 vs 174.0 / 175.0, bs32-kv8192 a tie,
+    # bs256-kv4096 +5% (two waves of one-per-SM programs). Not a default: -2.5..-3.5% where it is steady, one
+    # shape unsteady, and v141's fast mode (307 us in campaign 19) not matched by v149 in any of its 8 runs there
     Variant("v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed", 64, 4, 2, 0, "fp8 warp-specialized: v143's two consumers fed by "
             "a one-warp loader that TMA-loads each fp8 tile into a 4-slot ring (no decoders; 12 warps, maxnreg 168: "
             "248 / 232 registers for the consumers, 24 for the loader)", family="gluon", pv_swap=True,
@@ -556,11 +560,12 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_ws=4, gluon_maxnreg=168,
             gluon_ws_consumer_regs=232, gluon_ws_decoder_regs=24, gluon_ws_decoders=0, gluon_ws_tma=True,
             gluon_ws_loader=True, gluon_v_ldsm=True, gluon_epi_direct=True),
-    Variant("v150_n64_w4_s2_gl_en_ws5_tma_ldsm_ed", 64, 4, 2, 0, "v149 with a 5-slot ring (208 KB of shared memory)",
-            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
-            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
-            gluon_v_cf=True, gluon_ws=5, gluon_maxnreg=168, gluon_ws_consumer_regs=232, gluon_ws_decoder_regs=24,
-            gluon_ws_decoders=0, gluon_ws_tma=True, gluon_ws_loader=True, gluon_v_ldsm=True, gluon_epi_direct=True),
+    # (v150, v149 with a 5-slot ring: measured in r41a / r41b, then removed - it faulted ("unspecified launch failure")
+    # within 700 calls at bs256 / bs128-kv8192 under scripts/probes/ws_stress.py, where v149 ran 9000 clean. Why: with
+    # an odd ring a slot alternates between the consumers, and TMA completes tiles out of order, so a consumer can
+    # reach tile j + 5's parity wait on a barrier still in tile j's phase and pass it (a parity names a phase only
+    # one phase apart). The fp8 kernel now asserts an even ring: each slot then belongs to one consumer, which has
+    # waited for that slot's previous phase itself. docs/notes-triton.md "Round 41")
     Variant("v142_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ldsm", 64, 4, 2, 0, "v117 with v140's ldmatrix V^T fragments",
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
