@@ -51,3 +51,21 @@ session_campaign() {
   local f; for f in "$@"; do mv "$OUT/c$n/$f.csv" "$OUT/campaign$n-$f.csv" 2>/dev/null; done
   mv "$OUT/c$n/campaign.log" "$OUT/campaign$n.log" 2>/dev/null; rm -rf "$OUT/c$n"
 }
+
+# show CSV...: the rows of bench CSVs a session step wrote (case, format, variant, split count, times, own-format
+# error), into the log
+show() {
+  python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
+import sys, pandas as pd
+for f in sys.argv[1:]:
+    try:
+        d = pd.read_csv(f)
+    except Exception as exc:
+        print(f, exc); continue
+    d["splits"] = d["plan_config"].str.extract(r'"num_splits": (\d+)')
+    cols = [c for c in ("case", "kv_format", "variant", "splits", "status", "kernel_median_us", "fresh_median_us",
+                        "kernel_pct_read_bw", "rel_l2_fmt") if c in d.columns]
+    with pd.option_context("display.width", 250, "display.max_colwidth", 45, "display.max_rows", 300):
+        print(d[cols].to_string())
+PY
+}

@@ -15,21 +15,6 @@ session_begin "${1:?which part: r40a or r40b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r40
 V147=v147_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_cm; V148=v148_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_cm
 SPLIT=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16,bs32-kv8192-q1-h16,bs64-kv8192-q1-h16
-show() {
-  python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
-import sys, pandas as pd
-for f in sys.argv[1:]:
-    try:
-        d = pd.read_csv(f)
-    except Exception as exc:
-        print(f, exc); continue
-    d["splits"] = d["plan_config"].str.extract(r'"num_splits": (\d+)')
-    cols = [c for c in ("case", "kv_format", "variant", "splits", "status", "kernel_median_us", "fresh_median_us",
-                        "rel_l2_fmt") if c in d.columns]
-    with pd.option_context("display.width", 250, "display.max_colwidth", 45, "display.max_rows", 300):
-        print(d[cols].to_string())
-PY
-}
 case $PART in
 r40a)
   step pytest 200 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v147 or v148 or coop" \

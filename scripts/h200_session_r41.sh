@@ -14,21 +14,6 @@ session_begin "${1:?which part: r41a or r41b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r41
 V141=v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed; V150=v150_n64_w4_s2_gl_en_ws5_tma_ldsm_ed
-show() {
-  python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
-import sys, pandas as pd
-for f in sys.argv[1:]:
-    try:
-        d = pd.read_csv(f)
-    except Exception as exc:
-        print(f, exc); continue
-    d["splits"] = d["plan_config"].str.extract(r'"num_splits": (\d+)')
-    cols = [c for c in ("case", "kv_format", "variant", "splits", "status", "kernel_median_us", "fresh_median_us",
-                        "kernel_pct_read_bw", "rel_l2_fmt") if c in d.columns]
-    with pd.option_context("display.width", 250, "display.max_colwidth", 45, "display.max_rows", 300):
-        print(d[cols].to_string())
-PY
-}
 # bench_ws CSV VARIANT CASE:SPLITS...: the warp-specialized variant at a given number of programs per element
 bench_ws() {
   local csv=$1 v=$2; shift 2
