@@ -698,12 +698,13 @@ class TritonDecodePlan:
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
                 self.num_splits)
         args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
-        if self.variant.gluon_ws:  # + the packed cache's TMA descriptors (WS_TMA) or None
+        if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
             args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
         return args
 
     def _tma_descriptors(self, kv, stride_kv) -> tuple:
-        """WS_TMA's two descriptors of the packed cache, rebuilt only when its address or shape changes."""
+        """WS_TMA's descriptors - the packed MXFP4 cache's two, or the fp8 cache's one and None (v149) - rebuilt
+        only when the cache's address or shape changes."""
         key = (kv.data_ptr(), kv.shape[0], stride_kv)
         if getattr(self, "_tma_key", None) != key:
             build = ws_fp8_tma_descriptors if self.kv_format == "fp8" else ws_tma_descriptors
