@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
         fmt = accuracy_metrics(plan.out, own)
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         row = dict(base, timestamp_utc=stamp, variant=variant, placement=where, pass_no=pass_no,
-                   kv_ptr=hex(kv.data_ptr()), kv_ptr_mod_2mib=kv.data_ptr() % (2 * MIB), check_ok=ok, message=msg, rel_l2_fmt=fmt["rel_l2"])
+                   kv_ptr=hex(kv.data_ptr()), kv_ptr_mod_2mib=kv.data_ptr() % (2 * MIB), check_ok=ok, message=msg,
+                   rel_l2_fmt=fmt["rel_l2"])
         if ok and fmt["rel_l2"] < 1e-2:  # a time only beside a passing check of the same replay
             s = summarize(time_graph(graph, rule, flush))
             row.update(kernel_median_us=s["median"], kernel_iqr_us=s["iqr"], kernel_n=s["n"],
