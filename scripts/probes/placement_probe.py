@@ -11,6 +11,11 @@ timing is gated by a check of the replayed output (poisoned with NaN first): own
 reference on the fp8 KV, and the leaderboard rule against the bf16 truth.
 
     H200:  PYTHONPATH=. python3 scripts/probes/placement_probe.py $OUT [VARIANT ...]     # -> $OUT/placement.csv
+
+With --bench-order (first argument) it follows the bench's own order instead, three times in one process: the
+timing and check input sets of the named case (its seed and check seed), a plan made on the timing set, its check
+run on the check set with that set's references computed on first use, then the timing set timed
+(-> $OUT/bench-order.csv).
 """
 from __future__ import annotations
 
@@ -34,7 +39,48 @@ OFFSETS = [0, 64 << 10, 1 * MIB, 2 * MIB, GIB // 2, 1 * GIB, 2 * GIB, 4 * GIB, 8
 DEFAULT_VARIANTS = ["v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"]
 
 
+def bench_order(out_dir: Path, variants: list[str]) -> int:
+    from mla.bench.harness import CHECK_SEED_OFFSET
+    from mla.inputs import generate_case
+    dev = torch.device("cuda")
+    bw = measure_bandwidth(dev)
+    base = dict(prov.provenance(dev, prov.new_run_id(dev)), case=CASE, read_gbs=bw["read_gbs"])
+    c = mla.problem.case_from_name(CASE)
+    timing = generate_case(c, device=dev)
+    check = generate_case(c, device=dev, seed=c.seed + CHECK_SEED_OFFSET)
+    flush = L2Flush(dev, "write")
+    rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12)
+    refs: dict = {}
+    rows = []
+    for rep in range(3):
+        for v in variants:
+            plan = TritonDecodePlan(timing, kv_format="fp8", variant=v, num_splits=1, graph=False)
+            plan.out.fill_(float("nan"))
+            out = plan.run(check)
+            if "truth" not in refs:
+                refs["truth"] = mla.reference(check)
+                refs["own"] = mla.reference(check, kv_format="fp8")
+            ok, msg = mla.check(check, out, reference_output=refs["truth"])
+            fmt = accuracy_metrics(out, refs["own"])["rel_l2"]
+            row = dict(base, timestamp_utc=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       variant=v, repeat=rep, seed=c.seed, check_ok=ok, message=msg, rel_l2_fmt=fmt)
+            if ok and fmt < 1e-2:
+                graph = capture_graph(lambda: plan.run(timing))
+                st = summarize(time_graph(graph, rule, flush))
+                row.update(kernel_median_us=st["median"], kernel_iqr_us=st["iqr"], kernel_n=st["n"])
+                del graph
+            rows.append(row)
+            print(f"bench order, repeat {rep} {v[:4]}: {row.get('kernel_median_us', float('nan')):8.1f} us  "
+                  f"{msg[:40]}", flush=True)
+            del plan, out
+    path = prov.write_rows(out_dir / "bench-order.csv", rows)
+    print(f"wrote {len(rows)} rows to {path}")
+    return 0 if all(r["check_ok"] for r in rows) else 1
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--bench-order":
+        return bench_order(Path(argv[1] if len(argv) > 1 else "out"), argv[2:] or DEFAULT_VARIANTS)
     out_dir = Path(argv[0] if argv else "out")
     variants = argv[1:] or DEFAULT_VARIANTS
     dev = torch.device("cuda")
