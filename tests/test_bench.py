@@ -15,7 +15,7 @@ from mla.backends.base import Backend, Plan
 from mla.bench import (COLUMNS, StoppingRule, config_dict, expand_configs, geomean, load_results, parse_assignments,
                        resolve_cases, run_bench, summarize, validate, write_results)
 from mla.bench.harness import parse_value
-from mla.bench.stats import collect
+from mla.bench.stats import collect, settle
 from mla.bench.timers import time_cpu, validate_modes
 from mla.problem import Case
 from mla.reference import reference
@@ -47,7 +47,8 @@ def test_geomean():
 
 
 @pytest.mark.parametrize("kw, msg", [(dict(min_runs=1), "min_runs"), (dict(min_runs=5, max_runs=4), "max_runs"),
-                                     (dict(max_seconds=0), "max_seconds"), (dict(rel_sem=0), "rel_sem")])
+                                     (dict(max_seconds=0), "max_seconds"), (dict(rel_sem=0), "rel_sem"),
+                                     (dict(settle_seconds=-0.1), "settle_seconds")])
 def test_stopping_rule_rejects_bad_settings(kw, msg):
     with pytest.raises(ValueError, match=msg):
         StoppingRule(**kw)
@@ -310,6 +311,30 @@ def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, 
     assert method == "graph-replay-cold" and samples == [250.0, 250.0]
     first = log.index("flush")
     assert log[first:first + 4] == ["flush", "record", "replay", "record"]  # no sync in between
+
+
+def test_settle_calls_its_step_until_its_time_has_passed():
+    calls = []
+    assert settle(lambda: calls.append(1), 0.0, FakeClock(0.1)) == 0 and calls == []
+    # the clock reads 0.1 s later at every look: looks at 0.2, 0.3, 0.4 are under 0.25 s past the start (0.1)
+    assert settle(lambda: calls.append(1), 0.25, FakeClock(0.1)) == 2 and len(calls) == 2
+
+
+def test_kernel_mode_settles_behind_the_flush_before_its_samples_and_says_so(fake_cuda, monkeypatch):
+    T, log, flush = fake_cuda
+    graph = type("G", (), {"replay": lambda self: log.add("replay")})()
+    monkeypatch.setattr(T, "capture_graph", lambda run: graph)
+    clock = FakeClock(0.1)
+    monkeypatch.setattr(T.time, "perf_counter", clock)
+    rule = StoppingRule(min_runs=2, max_runs=2, settle_seconds=0.25)
+    samples, method = T.time_kernel(lambda: None, rule, flush)
+    assert method == "graph-replay-cold, settle 0.25 s" and samples == [250.0, 250.0]
+    # three warm-up replays, then the settle's untimed flush + replay + sync steps, then the timed samples
+    assert log[:3] == ["replay"] * 3
+    first_record = log.index("record")
+    assert log[3:first_record] == ["flush", "replay", "sync"] * 2 + ["flush"]
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2), flush)
+    assert method == "graph-replay-cold"
 
 
 def test_kernel_mode_falls_back_to_the_profiler_and_says_so(fake_cuda, monkeypatch):

@@ -33,7 +33,7 @@ from typing import Callable
 
 import torch
 
-from .stats import StoppingRule, collect
+from .stats import StoppingRule, collect, settle
 
 MODES = ("cold", "warm", "kernel", "fresh", "cpu")
 GPU_MODES = ("cold", "warm", "kernel", "fresh")
@@ -205,6 +205,13 @@ def time_graph(graph: "torch.cuda.CUDAGraph", rule: StoppingRule, flush: L2Flush
                warmup: int = 3) -> list[float]:
     for _ in range(warmup):
         graph.replay()
+
+    def settle_step() -> None:
+        flush.flush()
+        graph.replay()
+        torch.cuda.synchronize()
+
+    settle(settle_step, rule.settle_seconds, time.perf_counter)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def sample() -> float:
@@ -247,6 +254,7 @@ def time_kernel(run: Callable[[], object], rule: StoppingRule, flush: L2Flush) -
         method = f"profiler-warm-mean (graph capture failed: {type(e).__name__})"
         return [time_profiler(run)], method
     try:
-        return time_graph(graph, rule, flush), "graph-replay-cold"
+        method = "graph-replay-cold" + (f", settle {rule.settle_seconds:g} s" if rule.settle_seconds else "")
+        return time_graph(graph, rule, flush), method
     finally:
         del graph

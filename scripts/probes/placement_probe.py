@@ -15,12 +15,14 @@ reference on the fp8 KV, and the leaderboard rule against the bf16 truth.
 With --bench-order (first argument) it follows the bench's own order instead, three times in one process: the
 timing and check input sets of the named case (its seed and check seed), a plan made on the timing set, its check
 run on the check set with that set's references computed on first use, then the timing set timed
-(-> $OUT/bench-order.csv).
+(-> $OUT/bench-order.csv); the first repeat's timings are preceded by one second of single replays, each with its
+time since the references were done (-> $OUT/bench-order-series.csv).
 """
 from __future__ import annotations
 
 import datetime as dt
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -39,6 +41,22 @@ OFFSETS = [0, 64 << 10, 1 * MIB, 2 * MIB, GIB // 2, 1 * GIB, 2 * GIB, 4 * GIB, 8
 DEFAULT_VARIANTS = ["v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"]
 
 
+def sample_series(graph, flush, *, seconds: float, since: float, variant: str) -> list[dict]:
+    """Every replay's time for ``seconds`` (flush, events around the replay, as time_graph), with the wall time of
+    each since ``since``: the first timing's course, sample by sample."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out, t0 = [], time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        flush.flush()
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        out.append(dict(variant=variant, sample=len(out), since_refs_s=time.perf_counter() - since,
+                        kernel_us=start.elapsed_time(end) * 1e3))
+    return out
+
+
 def bench_order(out_dir: Path, variants: list[str]) -> int:
     from mla.bench.harness import CHECK_SEED_OFFSET
     from mla.inputs import generate_case
@@ -51,7 +69,7 @@ def bench_order(out_dir: Path, variants: list[str]) -> int:
     flush = L2Flush(dev, "write")
     rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12)
     refs: dict = {}
-    rows = []
+    rows, series = [], []
     for rep in range(3):
         for v in variants:
             plan = TritonDecodePlan(timing, kv_format="fp8", variant=v, num_splits=1, graph=False)
@@ -60,12 +78,16 @@ def bench_order(out_dir: Path, variants: list[str]) -> int:
             if "truth" not in refs:
                 refs["truth"] = mla.reference(check)
                 refs["own"] = mla.reference(check, kv_format="fp8")
+                torch.cuda.synchronize()
+                refs_done = time.perf_counter()
             ok, msg = mla.check(check, out, reference_output=refs["truth"])
             fmt = accuracy_metrics(out, refs["own"])["rel_l2"]
             row = dict(base, timestamp_utc=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        variant=v, repeat=rep, seed=c.seed, check_ok=ok, message=msg, rel_l2_fmt=fmt)
             if ok and fmt < 1e-2:
                 graph = capture_graph(lambda: plan.run(timing))
+                if rep == 0:  # the series: does the first timing's slow mode end after a time, or with the timing?
+                    series += sample_series(graph, flush, seconds=1.0, since=refs_done, variant=v)
                 st = summarize(time_graph(graph, rule, flush))
                 row.update(kernel_median_us=st["median"], kernel_iqr_us=st["iqr"], kernel_n=st["n"])
                 del graph
@@ -73,6 +95,8 @@ def bench_order(out_dir: Path, variants: list[str]) -> int:
             print(f"bench order, repeat {rep} {v[:4]}: {row.get('kernel_median_us', float('nan')):8.1f} us  "
                   f"{msg[:40]}", flush=True)
             del plan, out
+    if series:
+        prov.write_rows(out_dir / "bench-order-series.csv", [dict(base, **r) for r in series])
     path = prov.write_rows(out_dir / "bench-order.csv", rows)
     print(f"wrote {len(rows)} rows to {path}")
     return 0 if all(r["check_ok"] for r in rows) else 1

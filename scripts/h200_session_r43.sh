@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-04 for the next device session (not yet run): the first row's transient (round 42) and the
+# warp-specialized fp8 kernel measured outside it.
+#   r43a  placement_probe.py --bench-order (one second of single replays after the references, each timed: when
+#         does the slow mode end?); then bs256-kv8192 fp8 as the first row of a bench process without and with
+#         `--settle-seconds 0.5`, alternated, two each; then v141 (the default) against v149 at one program per SM
+#         on the long shapes, every row settled, v141 and v149 alternated in the same processes' order as round 41
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a      (writes $OUT/*)
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r43a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r43
+V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
+D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
+case $PART in
+r43a)
+  step bench-order 60 python3 scripts/probes/placement_probe.py --bench-order "$OUT"
+  S=$OUT/settle-r43a.csv
+  for i in 1 2; do
+    step "first-row-$i" 40 $D --cases bs256-kv8192-q1-h16 --out $S $( [ -f $S ] && echo --append )
+    step "first-row-settled-$i" 40 $D --cases bs256-kv8192-q1-h16 --settle-seconds 0.5 --out $S --append
+  done
+  show "$S"
+  W=$OUT/ws-fp8-settled-r43a.csv
+  for i in 1 2; do
+    LONG=bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs128-kv8192-q1-h16,bs256-kv8192-q1-h16
+    step "default-$i" 90 $D --settle-seconds 0.5 --cases $LONG --out $W $( [ -f $W ] && echo --append )
+    for cs in bs32-kv8192-q1-h16:4 bs64-kv8192-q1-h16:2 bs128-kv8192-q1-h16:1 bs256-kv8192-q1-h16:1; do
+      step "v149-${cs%%-q1*}-$i" 60 $D --settle-seconds 0.5 --cases "${cs%%:*}" --sweep variant=$V149 \
+        --sweep num_splits="${cs##*:}" --out $W --append
+    done
+  done
+  show "$W"
+  ;;
+*) echo "unknown part $PART (r43a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
