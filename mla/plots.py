@@ -450,6 +450,36 @@ def flush_writeback_figure(probe, kernels=None):
     return fig
 
 
+def first_row_transient_figure(t, positions):
+    """Round 42's timings of one kernel at one shape, a dot each, on one row per position in the process
+    (``t``: position, variant, kernel_us; ``positions``: the rows' order, top first), the variants in the
+    backends' colors; each row's median written at its right."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(11, 0.65 * len(positions) + 1.6))
+    variants = sorted(t.variant.unique())
+    rng = np.random.default_rng(0)  # a fixed jitter: the same picture every run
+    labelled = set()
+    for y, pos in enumerate(positions[::-1]):
+        g = t[t.position == pos]
+        for k, v in enumerate(variants):
+            x = g.kernel_us[g.variant == v]
+            if len(x):
+                off = (k - (len(variants) - 1) / 2) * 0.18
+                ax.scatter(x, y + off + rng.uniform(-0.05, 0.05, len(x)), s=22, color=f"C{k}", alpha=0.8,
+                           label=None if v in labelled else v, zorder=3)
+                labelled.add(v)
+        if len(g):
+            ax.annotate(f"median {g.kernel_us.median():.1f} us (n={len(g)})", (1.0, y),
+                        xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points", va="center",
+                        fontsize=8)
+    ax.set_yticks(range(len(positions)), positions[::-1], fontsize=8)
+    ax.set_xlabel("kernel time (us; graph replay behind the 1 GiB flush)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylim(-0.6, len(positions) - 0.4)
+    return fig
+
+
 def ablation_chain_figure(chain):
     """The ablation chain: one bar per step (measured kernel time, us), labelled with what changed
     and its SASS counts; steps without a measurement are drawn as an empty frame."""

@@ -174,3 +174,34 @@ def test_readme_prose_numbers_equal_the_manifest_rows(rows):
     fi = lb[(lb.backend == "flashinfer") & (lb.kv_format == "bf16") & (lb.case == "bs4-kv1024-q1-h16")].iloc[0]
     m = re.search(r"FlashInfer bf16 at bs4-kv1024: ([\d.]+) us of kernel in a (\d+) us call", text)
     assert m and float(m.group(1)) == round(fi.kernel_median_us, 1) and int(m.group(2)) == round(fi.cold_median_us)
+
+
+def test_first_row_transient_labels_each_timing_by_its_place_in_its_process(tmp_path, monkeypatch):
+    """Round 42's loader: the first bs256-kv8192 fp8 row of a bench process is 'first' (or 'read flush'), the rows
+    after it 'later'; the probe's first repeat's first variant 'first'; failed checks and other shapes dropped."""
+    gen3 = tmp_path / "measured" / "h200" / "gen3"
+    gen3.mkdir(parents=True)
+    common = dict(git_commit="abc1234", timestamp_utc="2026-12-04T00:00:00Z")
+    case, other = "bs256-kv8192-q1-h16", "bs128-kv8192-q1-h16"
+
+    def bench(run, case, us, flush="write:1.1GB", ok=True):
+        return dict(common, run_id=run, case=case, kv_format="fp8", variant="v141_x", l2_flush=flush,
+                    check_ok=ok, kernel_median_us=us)
+
+    pd.DataFrame([bench("a", case, 359.0), bench("a", case, 313.0), bench("a", case, 999.0, ok=False),
+                  bench("b", case, 303.0, flush="read:1.1GB")]).to_csv(gen3 / "rows.csv", index=False)
+    pd.DataFrame([bench("c", other, 171.0), bench("c", case, 351.0)]).to_csv(gen3 / "order.csv", index=False)
+    pd.DataFrame([dict(common, run_id="d", repeat=r, variant=v, check_ok=True, kernel_median_us=us)
+                  for r, v, us in ((0, "v141_x", 358.0), (0, "v149_y", 314.0), (1, "v141_x", 312.0))]
+                 ).to_csv(gen3 / "order-probe.csv", index=False)
+    pd.DataFrame([dict(common, variant="v149_y", check_ok=True, kernel_median_us=306.0)]).to_csv(
+        gen3 / "placement.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    runs = dict(bench="measured/h200/gen3/rows.csv", bench_cases="measured/h200/gen3/order.csv",
+                probe_order="measured/h200/gen3/order-probe.csv", probe_placement="measured/h200/gen3/placement.csv")
+    t = measured.first_row_transient(runs)
+    got = {p: sorted(g.kernel_us) for p, g in t.groupby("position")}
+    assert got == {measured.TRANSIENT_FIRST: [351.0, 358.0, 359.0], measured.TRANSIENT_LATER: [312.0, 313.0, 314.0],
+                   measured.TRANSIENT_READ: [303.0], measured.TRANSIENT_PLACED: [306.0]}
+    assert set(t.variant) == {"v141", "v149"}
+    assert measured.first_row_transient(dict(runs, bench="measured/h200/gen3/missing.csv")) is None

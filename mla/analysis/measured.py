@@ -330,6 +330,51 @@ def flush_writeback(probe: str = FLUSH_PROBE, kernels=FLUSH_KERNELS) -> tuple[pd
     return pr, k
 
 
+TRANSIENT_RUNS = {  # round 42 (docs/notes-triton.md, "Round 42"): which timing came where in its process
+    "bench": "measured/h200/gen3/rows-r42b.csv",  # one bench process, three rows of one kernel; then the read flush
+    "bench_cases": "measured/h200/gen3/order-r42a.csv",  # four bench processes, bs256-kv8192 the first row of its case
+    "probe_order": "measured/h200/gen3/bench-order-r42b.csv",  # the bench's order inside the probe, three repeats
+    "probe_placement": "measured/h200/gen3/placement-r42a.csv",  # the KV at 11 offsets of a pool made after the refs
+}
+TRANSIENT_FIRST = "first timing after a case's references"
+TRANSIENT_LATER = "later timing, same process and inputs"
+TRANSIENT_PLACED = "placement probe (a pool allocated after the references)"
+TRANSIENT_READ = "first timing after the references, read flush"
+
+
+def first_row_transient(runs: dict | None = None) -> pd.DataFrame | None:
+    """Round 42's bs256-kv8192 fp8 timings, one row each, labelled by where the timing sat in its process
+    (``position``: TRANSIENT_FIRST / TRANSIENT_LATER / TRANSIENT_PLACED / TRANSIENT_READ), with ``variant``
+    (v141 / v149), ``kernel_us``, ``source_csv``, ``git_commit``, ``timestamp_utc``. Only rows whose check
+    passed. None when a file is missing."""
+    runs = runs or TRANSIENT_RUNS
+    paths = {k: DATA / v for k, v in runs.items()}
+    if not all(p.exists() for p in paths.values()):
+        return None
+    out = []
+
+    def add(d: pd.DataFrame, position, key) -> None:
+        d = d[d.check_ok.astype(str) == "True"]
+        out.append(pd.DataFrame(dict(position=position, variant=d.variant.str.extract(r"^(v\d+)", expand=False),
+                                     kernel_us=d.kernel_median_us.astype(float), source_csv=_rel(paths[key]),
+                                     git_commit=d.git_commit, timestamp_utc=d.timestamp_utc)))
+
+    for key in ("bench", "bench_cases"):
+        d = pd.read_csv(paths[key])
+        d = d[d.case.str.startswith("bs256-kv8192") & (d.kv_format == "fp8")]
+        first = ~d.duplicated(["run_id", "case"])  # rows are in the order they ran
+        read = d.l2_flush.astype(str).str.startswith("read")
+        add(d[first & ~read], TRANSIENT_FIRST, key)
+        add(d[first & read], TRANSIENT_READ, key)
+        add(d[~first], TRANSIENT_LATER, key)
+    d = pd.read_csv(paths["probe_order"])
+    first = (d.repeat == 0) & ~d.duplicated(["run_id", "repeat"])
+    add(d[first], TRANSIENT_FIRST, "probe_order")
+    add(d[~first], TRANSIENT_LATER, "probe_order")
+    add(pd.read_csv(paths["probe_placement"]), TRANSIENT_PLACED, "probe_placement")
+    return pd.concat(out, ignore_index=True)
+
+
 def load_published() -> pd.DataFrame | None:
     return load_csvs(DATA / "published")
 
