@@ -3,7 +3,7 @@
 # warp-specialized fp8 kernel measured outside it.
 #   r43a  placement_probe.py --bench-order (one second of single replays after the references, each timed: when
 #         does the slow mode end?); then bs256-kv8192 fp8 as the first row of a bench process without and with
-#         `--settle-seconds 0.5`, alternated, two each; then v141 (the default) against v149 at one program per SM
+#         `--settle-seconds 0.5` and 2, alternated, two each; then v141 (the default) against v149 at one program per SM
 #         on the long shapes, every row settled, v141 and v149 alternated in the same processes' order as round 41
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a      (writes $OUT/*)
 set -u
@@ -19,6 +19,7 @@ r43a)
   for i in 1 2; do
     step "first-row-$i" 40 $D --cases bs256-kv8192-q1-h16 --out $S $( [ -f $S ] && echo --append )
     step "first-row-settled-$i" 40 $D --cases bs256-kv8192-q1-h16 --settle-seconds 0.5 --out $S --append
+    step "first-row-settled-long-$i" 40 $D --cases bs256-kv8192-q1-h16 --settle-seconds 2 --out $S --append
   done
   show "$S"
   W=$OUT/ws-fp8-settled-r43a.csv
