@@ -5,10 +5,14 @@
 #         does the slow mode end?); then bs256-kv8192 fp8 as the first row of a bench process without and with
 #         `--settle-seconds 0.5` and 2, alternated, two each; then v141 (the default) against v149 at one program per SM
 #         on the long shapes, every row settled, v141 and v149 alternated in the same processes' order as round 41
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a      (writes $OUT/*)
+#   r43b  (after r43a's series showed a slow episode about once a second) periodic_probe.py twice, in two processes
+#         (period, duty cycle, amplitude; after idle; a torch read; bs32; nvidia-smi at 20 ms beside it); then the
+#         first bs256-kv8192 fp8 row with a 1.2 s minimum window (`--min-seconds 1.2`), twice; then the leaderboard
+#         shapes' fp8 default rows with that window
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b      (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r43a}"
+session_begin "${1:?which part: r43a or r43b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r43
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
@@ -33,6 +37,19 @@ r43a)
   done
   show "$W"
   ;;
-*) echo "unknown part $PART (r43a)" >&2; exit 2 ;;
+r43b)
+  for i in 1 2; do
+    mkdir -p "$OUT/p$i"
+    step "periodic-$i" 80 python3 scripts/probes/periodic_probe.py "$OUT/p$i"
+  done
+  S=$OUT/window-r43b.csv
+  for i in 1 2; do
+    step "first-row-window-$i" 40 $D --cases bs256-kv8192-q1-h16 --min-seconds 1.2 --max-seconds 1.5 --out $S \
+      $( [ -f $S ] && echo --append )
+  done
+  step "leaderboard-window" 120 $D --min-seconds 1.2 --max-seconds 1.5 --out $S --append
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r43a, r43b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -48,7 +48,9 @@ def test_geomean():
 
 @pytest.mark.parametrize("kw, msg", [(dict(min_runs=1), "min_runs"), (dict(min_runs=5, max_runs=4), "max_runs"),
                                      (dict(max_seconds=0), "max_seconds"), (dict(rel_sem=0), "rel_sem"),
-                                     (dict(settle_seconds=-0.1), "settle_seconds")])
+                                     (dict(settle_seconds=-0.1), "settle_seconds"),
+                                     (dict(min_seconds=-1.0), "min_seconds"),
+                                     (dict(min_seconds=2.0, max_seconds=1.0), "min_seconds")])
 def test_stopping_rule_rejects_bad_settings(kw, msg):
     with pytest.raises(ValueError, match=msg):
         StoppingRule(**kw)
@@ -66,6 +68,15 @@ class FakeClock:
 def test_collect_stops_on_precision():
     rule = StoppingRule(min_runs=4, max_runs=100, max_seconds=1e9, rel_sem=1e-3)
     assert len(collect(lambda: 5.0, rule, FakeClock(0.0))) == 4  # zero spread: done at min_runs
+
+
+def test_collect_samples_for_min_seconds_past_the_run_cap_and_the_precision_stop():
+    # zero spread and a run cap of 2 stop at 2 samples; with a 1 s minimum and 0.125 s per clock reading (one
+    # reading per check, so n samples have taken 0.125 (n + 1) s when checked) the window reaches 1 s at n = 7
+    no_min = StoppingRule(min_runs=2, max_runs=2, max_seconds=5.0, rel_sem=1e-3)
+    assert len(collect(lambda: 5.0, no_min, FakeClock(0.125))) == 2
+    rule = StoppingRule(min_runs=2, max_runs=2, max_seconds=5.0, rel_sem=1e-3, min_seconds=1.0)
+    assert len(collect(lambda: 5.0, rule, FakeClock(0.125))) == 7
 
 
 def test_collect_stops_at_run_cap_when_noisy():
@@ -335,6 +346,17 @@ def test_kernel_mode_settles_behind_the_flush_before_its_samples_and_says_so(fak
     assert log[3:first_record] == ["flush", "replay", "sync"] * 2 + ["flush"]
     samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2), flush)
     assert method == "graph-replay-cold"
+
+
+def test_kernel_mode_samples_for_its_minimum_window_and_says_so(fake_cuda, monkeypatch):
+    T, log, flush = fake_cuda
+    graph = type("G", (), {"replay": lambda self: log.add("replay")})()
+    monkeypatch.setattr(T, "capture_graph", lambda run: graph)
+    monkeypatch.setattr(T.time, "perf_counter", FakeClock(0.125))
+    rule = StoppingRule(min_runs=2, max_runs=2, min_seconds=0.5)
+    samples, method = T.time_kernel(lambda: None, rule, flush)
+    assert method == "graph-replay-cold, window >= 0.5 s"
+    assert len(samples) > 2 and samples == [250.0] * len(samples)  # past the run cap, by the window
 
 
 def test_kernel_mode_falls_back_to_the_profiler_and_says_so(fake_cuda, monkeypatch):

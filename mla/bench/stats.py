@@ -25,6 +25,11 @@ class StoppingRule:
     # the first kernel-mode timing of a case right after its references read bs256-kv8192 fp8 ~15% slow, the
     # same graph a second later not; docs/notes-harness.md, "The first row's transient")
     settle_seconds: float = 0.0
+    # the shortest sampling window of a mode, over max_runs and the precision stop (round 43: the H200 reads
+    # bs256-kv8192 fp8 ~15-20% slow for ~0.15-0.2 s about once a second; a window of a period or more reads the
+    # median of the fast mode, a shorter one whichever mode it falls in; docs/notes-harness.md, "The periodic
+    # slow episode")
+    min_seconds: float = 0.0
 
     def __post_init__(self):
         if self.min_runs < 2:
@@ -37,10 +42,12 @@ class StoppingRule:
             raise ValueError(f"rel_sem must be > 0, got {self.rel_sem}")
         if not self.settle_seconds >= 0:
             raise ValueError(f"settle_seconds must be >= 0, got {self.settle_seconds}")
+        if not 0 <= self.min_seconds <= self.max_seconds:
+            raise ValueError(f"min_seconds must be in [0, max_seconds={self.max_seconds}], got {self.min_seconds}")
 
     def done(self, samples: list[float], elapsed_s: float) -> bool:
         n = len(samples)
-        if n < self.min_runs:
+        if n < self.min_runs or elapsed_s < self.min_seconds:
             return False
         if n >= self.max_runs or elapsed_s >= self.max_seconds:
             return True

@@ -254,7 +254,8 @@ def time_kernel(run: Callable[[], object], rule: StoppingRule, flush: L2Flush) -
         method = f"profiler-warm-mean (graph capture failed: {type(e).__name__})"
         return [time_profiler(run)], method
     try:
-        method = "graph-replay-cold" + (f", settle {rule.settle_seconds:g} s" if rule.settle_seconds else "")
+        method = ("graph-replay-cold" + (f", settle {rule.settle_seconds:g} s" if rule.settle_seconds else "")
+                  + (f", window >= {rule.min_seconds:g} s" if rule.min_seconds else ""))
         return time_graph(graph, rule, flush), method
     finally:
         del graph
