@@ -47,7 +47,7 @@ r43b)
     step "first-row-window-$i" 40 $D --cases bs256-kv8192-q1-h16 --min-seconds 1.2 --max-seconds 1.5 --out $S \
       $( [ -f $S ] && echo --append )
   done
-  step "leaderboard-window" 120 $D --min-seconds 1.2 --max-seconds 1.5 --out $S --append
+  step "leaderboard-window" 120 $D --cases leaderboard --min-seconds 1.2 --max-seconds 1.5 --out $S --append
   show "$S"
   ;;
 *) echo "unknown part $PART (r43a, r43b)" >&2; exit 2 ;;
