@@ -9,10 +9,11 @@
 #         (period, duty cycle, amplitude; after idle; a torch read; bs32; nvidia-smi at 20 ms beside it); then the
 #         first bs256-kv8192 fp8 row with a 1.2 s minimum window (`--min-seconds 1.2`), twice; then the leaderboard
 #         shapes' fp8 default rows with that window
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b      (writes $OUT/*)
+#   r43c  the periodic probe alone, twice (r43b's run of it failed at its read segment)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c     (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r43a or r43b}"
+session_begin "${1:?which part: r43a, r43b or r43c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r43
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
@@ -50,6 +51,14 @@ r43b)
   step "leaderboard-window" 120 $D --cases leaderboard --min-seconds 1.2 --max-seconds 1.5 --out $S --append
   show "$S"
   ;;
-*) echo "unknown part $PART (r43a, r43b)" >&2; exit 2 ;;
+r43c)  # r43b's probe again (its read segment's call was wrong there, and the probe wrote nothing before the end)
+  for i in 1 2; do
+    mkdir -p "$OUT/p$i"
+    step "periodic-$i" 80 python3 scripts/probes/periodic_probe.py "$OUT/p$i"
+    for f in series telemetry; do mv "$OUT/p$i/periodic-$f.csv" "$OUT/periodic-$f-$i.csv" 2>/dev/null; done
+    rmdir "$OUT/p$i" 2>/dev/null
+  done
+  ;;
+*) echo "unknown part $PART (r43a, r43b, r43c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
