@@ -8,7 +8,7 @@ say() { echo "$*" | tee -a "$LOG"; }
 session_begin() {
   PART=$1; OUT=${OUT:-out/$PART}; mkdir -p "$OUT"
   LOG=$OUT/$PART.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=${CARRY:-.carry/fi}; FAILURES=()
-  say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader)"
+  say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,uuid,serial,pci.bus_id --format=csv,noheader)"
 }
 
 # step NAME LIMIT_S CMD...: run with a time limit (capped by what is left of the budget, keeping

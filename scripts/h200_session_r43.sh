@@ -10,10 +10,12 @@
 #         first bs256-kv8192 fp8 row with a 1.2 s minimum window (`--min-seconds 1.2`), twice; then the leaderboard
 #         shapes' fp8 default rows with that window
 #   r43c  the periodic probe alone, twice (r43b's run of it failed at its read segment)
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c     (writes $OUT/*)
+#   r43d  the GPU's identity (uuid, serial, PCI bus in the log's first line); the first row without and with the window;
+#         the bench-order series and the periodic probe again
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c|r43d     (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r43a, r43b or r43c}"
+session_begin "${1:?which part: r43a, r43b, r43c or r43d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r43
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
@@ -59,6 +61,18 @@ r43c)  # r43b's probe again (its read segment's call was wrong there, and the pr
     rmdir "$OUT/p$i" 2>/dev/null
   done
   ;;
-*) echo "unknown part $PART (r43a, r43b, r43c)" >&2; exit 2 ;;
+r43d)  # r43a's machine showed 1 Hz episodes and a 313 us base, r43b / r43c's a 306 base and none: which is this one?
+  S=$OUT/first-row-r43d.csv
+  for i in 1 2; do
+    step "first-row-$i" 40 $D --cases bs256-kv8192-q1-h16 --out $S $( [ -f $S ] && echo --append )
+  done
+  step "first-row-window" 40 $D --cases bs256-kv8192-q1-h16 --min-seconds 1.2 --max-seconds 1.5 --out $S --append
+  show "$S"
+  step bench-order 60 python3 scripts/probes/placement_probe.py --bench-order "$OUT"
+  mkdir -p "$OUT/p1"
+  step periodic 60 python3 scripts/probes/periodic_probe.py "$OUT/p1"
+  mv "$OUT/p1/periodic-series.csv" "$OUT/periodic-series.csv" 2>/dev/null; rmdir "$OUT/p1" 2>/dev/null
+  ;;
+*) echo "unknown part $PART (r43a, r43b, r43c, r43d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

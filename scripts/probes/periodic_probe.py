@@ -10,13 +10,15 @@ sample with its wall time, to measure the period, the duty cycle and the amplitu
   after-idle-3s  the same after 2.5 s of idle GPU (does idling reset the phase?)
   read-3s        torch's sum over 2 GiB of bf16 (no MLA kernel: is it the memory system?)
   bs32-2s        v141 at bs32-kv8192 fp8, its default split (a 60 us kernel: the same episodes?)
-  telemetry-3s   v141 at bs256 again with nvidia-smi sampling every 20 ms beside it (do clocks, power or the
-                 throttle reasons move with the episodes?)
+  telemetry-3s   (with --telemetry) v141 at bs256 again with nvidia-smi sampling every 20 ms beside it (do
+                 clocks, power or the throttle reasons move with the episodes?). In r43c both processes' replays
+                 failed in this segment ("operation not supported on global/shared address space") after the others
+                 had passed: hence opt-in
 
 Every graph's output is checked (poisoned with NaN first; leaderboard rule against the bf16 truth, own-format rel_l2
 against the fp32 reference on the fp8 KV) before any of its timings.
 
-    H200:  PYTHONPATH=. python3 scripts/probes/periodic_probe.py $OUT     # -> $OUT/periodic-series.csv, telemetry
+    H200:  PYTHONPATH=. python3 scripts/probes/periodic_probe.py $OUT [--telemetry]   # -> $OUT/periodic-series.csv
 """
 from __future__ import annotations
 
@@ -72,6 +74,8 @@ def checked_graph(case_name: str):
 
 
 def main(argv: list[str]) -> int:
+    telemetry = "--telemetry" in argv
+    argv = [a for a in argv if a != "--telemetry"]
     out_dir = Path(argv[0] if argv else "out")
     out_dir.mkdir(parents=True, exist_ok=True)
     dev = torch.device("cuda")
@@ -80,7 +84,7 @@ def main(argv: list[str]) -> int:
     flush = L2Flush(dev, "write")
     rows: list[dict] = []
     try:
-        measure(rows, flush, dev, out_dir)
+        measure(rows, flush, dev, out_dir, telemetry)
     finally:
         if rows:
             keys = dict.fromkeys(k for r in rows for k in r)  # the read rows carry no plan columns: blank there
@@ -90,7 +94,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def measure(rows: list[dict], flush, dev, out_dir: Path) -> None:
+def measure(rows: list[dict], flush, dev, out_dir: Path, telemetry: bool) -> None:
     g256, p256, chk256 = checked_graph("bs256-kv8192-q1-h16")
     meta256 = dict(case="bs256-kv8192-q1-h16", **chk256)
     rows += [dict(r, **meta256) for r in series(g256.replay, flush, 6.0, "busy-6s", "v141")]
@@ -105,6 +109,8 @@ def measure(rows: list[dict], flush, dev, out_dir: Path) -> None:
     del x
     g32, p32, chk32 = checked_graph("bs32-kv8192-q1-h16")
     rows += [dict(r, case="bs32-kv8192-q1-h16", **chk32) for r in series(g32.replay, flush, 2.0, "bs32-2s", "v141")]
+    if not telemetry:
+        return
     tel_path = out_dir / "periodic-telemetry.csv"
     with open(tel_path, "w") as tel:
         smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,"
