@@ -71,7 +71,7 @@ r43d)  # r43a's machine showed 1 Hz episodes and a 313 us base, r43b / r43c's a 
   step bench-order 60 python3 scripts/probes/placement_probe.py --bench-order "$OUT"
   mkdir -p "$OUT/p1"
   step periodic 60 python3 scripts/probes/periodic_probe.py "$OUT/p1"
-  mv "$OUT/p1/periodic-series.csv" "$OUT/periodic-series.csv" 2>/dev/null; rmdir "$OUT/p1" 2>/dev/null
+  mv "$OUT/p1/periodic-series.csv" "$OUT/periodic-series.csv" 2>/dev/null && gzip -9 "$OUT/periodic-series.csv"; rmdir "$OUT/p1" 2>/dev/null
   ;;
 *) echo "unknown part $PART (r43a, r43b, r43c, r43d)" >&2; exit 2 ;;
 esac
