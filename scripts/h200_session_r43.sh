@@ -7,15 +7,18 @@
 #         on the long shapes, every row settled, v141 and v149 alternated in the same processes' order as round 41
 #   r43b  (after r43a's series showed a slow episode about once a second) periodic_probe.py twice, in two processes
 #         (period, duty cycle, amplitude; after idle; a torch read; bs32; nvidia-smi at 20 ms beside it); then the
-#         first bs256-kv8192 fp8 row with a 1.2 s minimum window (`--min-seconds 1.2`), twice; then the leaderboard
+#         first bs256-kv8192 fp8 row with a 1.2 s minimum window (`--kernel-min-seconds 1.2`), twice; then the leaderboard
 #         shapes' fp8 default rows with that window
 #   r43c  the periodic probe alone, twice (r43b's run of it failed at its read segment)
 #   r43d  the GPU's identity (uuid, serial, PCI bus in the log's first line); the first row without and with the window;
 #         the bench-order series and the periodic probe again
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c|r43d     (writes $OUT/*)
+#   r43e  the new default window (`--kernel-min-seconds`, 1 s; r43b / r43d ran it as `--min-seconds 1.2`, renamed
+#         since) with no timing flags: the first bs256-kv8192 fp8 row twice, every format's leaderboard rows, the
+#         bench tests on the GPU
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c|r43d|r43e     (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r43a, r43b, r43c or r43d}"
+session_begin "${1:?which part: r43a .. r43e}"
 export TRITON_CACHE_DIR=/tmp/tcache-r43
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
@@ -47,10 +50,10 @@ r43b)
   done
   S=$OUT/window-r43b.csv
   for i in 1 2; do
-    step "first-row-window-$i" 40 $D --cases bs256-kv8192-q1-h16 --min-seconds 1.2 --max-seconds 1.5 --out $S \
+    step "first-row-window-$i" 40 $D --cases bs256-kv8192-q1-h16 --kernel-min-seconds 1.2 --max-seconds 1.5 --out $S \
       $( [ -f $S ] && echo --append )
   done
-  step "leaderboard-window" 120 $D --cases leaderboard --min-seconds 1.2 --max-seconds 1.5 --out $S --append
+  step "leaderboard-window" 120 $D --cases leaderboard --kernel-min-seconds 1.2 --max-seconds 1.5 --out $S --append
   show "$S"
   ;;
 r43c)  # r43b's probe again (its read segment's call was wrong there, and the probe wrote nothing before the end)
@@ -66,13 +69,23 @@ r43d)  # r43a's machine showed 1 Hz episodes and a 313 us base, r43b / r43c's a 
   for i in 1 2; do
     step "first-row-$i" 40 $D --cases bs256-kv8192-q1-h16 --out $S $( [ -f $S ] && echo --append )
   done
-  step "first-row-window" 40 $D --cases bs256-kv8192-q1-h16 --min-seconds 1.2 --max-seconds 1.5 --out $S --append
+  step "first-row-window" 40 $D --cases bs256-kv8192-q1-h16 --kernel-min-seconds 1.2 --max-seconds 1.5 --out $S --append
   show "$S"
   step bench-order 60 python3 scripts/probes/placement_probe.py --bench-order "$OUT"
   mkdir -p "$OUT/p1"
   step periodic 60 python3 scripts/probes/periodic_probe.py "$OUT/p1"
   mv "$OUT/p1/periodic-series.csv" "$OUT/periodic-series.csv" 2>/dev/null && gzip -9 "$OUT/periodic-series.csv"; rmdir "$OUT/p1" 2>/dev/null
   ;;
-*) echo "unknown part $PART (r43a, r43b, r43c, r43d)" >&2; exit 2 ;;
+r43e)  # the new default (a 1 s kernel-mode window), no timing flags: the first row, then every format's kernel rows
+  S=$OUT/default-window-r43e.csv
+  K="python3 -m mla bench --backend triton --no-progress --mode kernel"
+  for i in 1 2; do
+    step "first-row-default-$i" 40 $K --kv-format fp8 --cases bs256-kv8192-q1-h16 --out $S $( [ -f $S ] && echo --append )
+  done
+  step "leaderboard-default" 150 $K --kv-format bf16,fp8,mxfp4 --cases leaderboard --out $S --append
+  show "$S"
+  step bench-tests 120 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -rfE
+  ;;
+*) echo "unknown part $PART (r43a, r43b, r43c, r43d, r43e)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

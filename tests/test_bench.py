@@ -20,7 +20,7 @@ from mla.bench.timers import time_cpu, validate_modes
 from mla.problem import Case
 from mla.reference import reference
 
-FAST = StoppingRule(min_runs=3, max_runs=5, max_seconds=0.5, rel_sem=1e-3)
+FAST = StoppingRule(min_runs=3, max_runs=5, max_seconds=0.5, rel_sem=1e-3, kernel_min_seconds=0)
 BW = dict(read_gbs=10.0, copy_gbs=20.0)  # skip the probe in tests
 TINY = Case(2, 64, seed=3)
 reg = importlib.import_module("mla.backends")  # the package (mla.backends is also a function name)
@@ -49,8 +49,7 @@ def test_geomean():
 @pytest.mark.parametrize("kw, msg", [(dict(min_runs=1), "min_runs"), (dict(min_runs=5, max_runs=4), "max_runs"),
                                      (dict(max_seconds=0), "max_seconds"), (dict(rel_sem=0), "rel_sem"),
                                      (dict(settle_seconds=-0.1), "settle_seconds"),
-                                     (dict(min_seconds=-1.0), "min_seconds"),
-                                     (dict(min_seconds=2.0, max_seconds=1.0), "min_seconds")])
+                                     (dict(kernel_min_seconds=-1.0), "kernel_min_seconds")])
 def test_stopping_rule_rejects_bad_settings(kw, msg):
     with pytest.raises(ValueError, match=msg):
         StoppingRule(**kw)
@@ -71,12 +70,11 @@ def test_collect_stops_on_precision():
 
 
 def test_collect_samples_for_min_seconds_past_the_run_cap_and_the_precision_stop():
-    # zero spread and a run cap of 2 stop at 2 samples; with a 1 s minimum and 0.125 s per clock reading (one
+    # zero spread and a run cap of 2 stop at 2 samples; with a 1 s window and 0.125 s per clock reading (one
     # reading per check, so n samples have taken 0.125 (n + 1) s when checked) the window reaches 1 s at n = 7
-    no_min = StoppingRule(min_runs=2, max_runs=2, max_seconds=5.0, rel_sem=1e-3)
-    assert len(collect(lambda: 5.0, no_min, FakeClock(0.125))) == 2
-    rule = StoppingRule(min_runs=2, max_runs=2, max_seconds=5.0, rel_sem=1e-3, min_seconds=1.0)
-    assert len(collect(lambda: 5.0, rule, FakeClock(0.125))) == 7
+    rule = StoppingRule(min_runs=2, max_runs=2, max_seconds=0.5, rel_sem=1e-3)
+    assert len(collect(lambda: 5.0, rule, FakeClock(0.125))) == 2
+    assert len(collect(lambda: 5.0, rule, FakeClock(0.125), min_seconds=1.0)) == 7
 
 
 def test_collect_stops_at_run_cap_when_noisy():
@@ -318,7 +316,7 @@ def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, 
     T, log, flush = fake_cuda
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2), flush)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
     assert method == "graph-replay-cold" and samples == [250.0, 250.0]
     first = log.index("flush")
     assert log[first:first + 4] == ["flush", "record", "replay", "record"]  # no sync in between
@@ -337,14 +335,14 @@ def test_kernel_mode_settles_behind_the_flush_before_its_samples_and_says_so(fak
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
     clock = FakeClock(0.1)
     monkeypatch.setattr(T.time, "perf_counter", clock)
-    rule = StoppingRule(min_runs=2, max_runs=2, settle_seconds=0.25)
+    rule = StoppingRule(min_runs=2, max_runs=2, settle_seconds=0.25, kernel_min_seconds=0)
     samples, method = T.time_kernel(lambda: None, rule, flush)
     assert method == "graph-replay-cold, settle 0.25 s" and samples == [250.0, 250.0]
     # three warm-up replays, then the settle's untimed flush + replay + sync steps, then the timed samples
     assert log[:3] == ["replay"] * 3
     first_record = log.index("record")
     assert log[3:first_record] == ["flush", "replay", "sync"] * 2 + ["flush"]
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2), flush)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
     assert method == "graph-replay-cold"
 
 
@@ -353,10 +351,11 @@ def test_kernel_mode_samples_for_its_minimum_window_and_says_so(fake_cuda, monke
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
     monkeypatch.setattr(T.time, "perf_counter", FakeClock(0.125))
-    rule = StoppingRule(min_runs=2, max_runs=2, min_seconds=0.5)
+    rule = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0.5)
     samples, method = T.time_kernel(lambda: None, rule, flush)
     assert method == "graph-replay-cold, window >= 0.5 s"
     assert len(samples) > 2 and samples == [250.0] * len(samples)  # past the run cap, by the window
+    assert StoppingRule().kernel_min_seconds == 1.0  # the default: a window past the first row's slow phase
 
 
 def test_kernel_mode_falls_back_to_the_profiler_and_says_so(fake_cuda, monkeypatch):

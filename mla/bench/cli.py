@@ -204,7 +204,7 @@ def cmd_bench(args) -> int:
     configs = expand_configs(parse_assignments(args.config, multi=False), parse_assignments(args.sweep, multi=True))
     rule = StoppingRule(min_runs=args.min_runs, max_runs=args.max_runs, max_seconds=args.max_seconds,
                         rel_sem=args.rel_sem, settle_seconds=args.settle_seconds,
-                        min_seconds=args.min_seconds)
+                        kernel_min_seconds=args.kernel_min_seconds)
     modes = validate_modes(_csv_list(args.mode) if args.mode else default_modes(device), device)
     backends = _csv_list(args.backend)
     kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
@@ -349,9 +349,9 @@ def register(sub) -> None:
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--max-runs", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=1.0, help="sampling time cap per mode per row")
-    p.add_argument("--min-seconds", type=float, default=0.0,
-                   help="shortest sampling window per mode per row, over --max-runs and --rel-sem (a window of a "
-                        "second or more spans the H200's periodic slow episode; docs/notes-harness.md)")
+    p.add_argument("--kernel-min-seconds", type=float, default=1.0,
+                   help="kernel mode: the shortest sampling window per row, over --max-runs, --max-seconds and "
+                        "--rel-sem (a shorter one can end inside the first row's slow phase; docs/notes-harness.md)")
     p.add_argument("--rel-sem", type=float, default=1e-3, help="stop when SEM/mean falls below this")
     p.add_argument("--settle-seconds", type=float, default=0.0,
                    help="kernel mode: replay the captured call behind the flush, untimed, this long before sampling "

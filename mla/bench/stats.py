@@ -25,11 +25,11 @@ class StoppingRule:
     # the first kernel-mode timing of a case right after its references read bs256-kv8192 fp8 ~15% slow, the
     # same graph a second later not; docs/notes-harness.md, "The first row's transient")
     settle_seconds: float = 0.0
-    # the shortest sampling window of a mode, over max_runs and the precision stop (round 43: the H200 reads
-    # bs256-kv8192 fp8 ~15-20% slow for ~0.15-0.2 s about once a second; a window of a period or more reads the
-    # median of the fast mode, a shorter one whichever mode it falls in; docs/notes-harness.md, "The periodic
-    # slow episode")
-    min_seconds: float = 0.0
+    # the kernel mode's shortest sampling window, over max_runs, max_seconds and the precision stop (round 43:
+    # the first ~40 ms of replays after a case's references read bs256-kv8192 fp8 ~15% slow, and one H200 also
+    # read ~0.14 s episodes ~19% slow about once a second; a window of 1 s reads the fast mode's median where the
+    # precision stop alone ended inside the slow phase; docs/notes-harness.md, "The first row's transient")
+    kernel_min_seconds: float = 1.0
 
     def __post_init__(self):
         if self.min_runs < 2:
@@ -42,12 +42,12 @@ class StoppingRule:
             raise ValueError(f"rel_sem must be > 0, got {self.rel_sem}")
         if not self.settle_seconds >= 0:
             raise ValueError(f"settle_seconds must be >= 0, got {self.settle_seconds}")
-        if not 0 <= self.min_seconds <= self.max_seconds:
-            raise ValueError(f"min_seconds must be in [0, max_seconds={self.max_seconds}], got {self.min_seconds}")
+        if not self.kernel_min_seconds >= 0:
+            raise ValueError(f"kernel_min_seconds must be >= 0, got {self.kernel_min_seconds}")
 
     def done(self, samples: list[float], elapsed_s: float) -> bool:
         n = len(samples)
-        if n < self.min_runs or elapsed_s < self.min_seconds:
+        if n < self.min_runs:
             return False
         if n >= self.max_runs or elapsed_s >= self.max_seconds:
             return True
@@ -58,12 +58,17 @@ class StoppingRule:
         return sem / mean < self.rel_sem
 
 
-def collect(sample: Callable[[], float], rule: StoppingRule, clock: Callable[[], float]) -> list[float]:
-    """Call ``sample()`` (returns one measurement) until ``rule`` says stop; ``clock`` is a wall
-    clock in seconds, injected so tests can drive the time cap."""
+def collect(sample: Callable[[], float], rule: StoppingRule, clock: Callable[[], float],
+            min_seconds: float = 0.0) -> list[float]:
+    """Call ``sample()`` (returns one measurement) until ``rule`` says stop and ``min_seconds`` have
+    passed (a window no stop can end early); ``clock`` is a wall clock in seconds, injected so tests
+    can drive the time cap."""
     samples: list[float] = []
     t0 = clock()
-    while not rule.done(samples, clock() - t0):
+    while True:
+        elapsed = clock() - t0
+        if elapsed >= min_seconds and rule.done(samples, elapsed):
+            break
         samples.append(float(sample()))
     return samples
 

@@ -222,7 +222,7 @@ def time_graph(graph: "torch.cuda.CUDAGraph", rule: StoppingRule, flush: L2Flush
         end.synchronize()
         return start.elapsed_time(end) * 1e3
 
-    return collect(sample, rule, time.perf_counter)
+    return collect(sample, rule, time.perf_counter, min_seconds=rule.kernel_min_seconds)
 
 
 def time_profiler(fn: Callable[[], object], n: int = 20, warmup: int = 3) -> float:
@@ -255,7 +255,7 @@ def time_kernel(run: Callable[[], object], rule: StoppingRule, flush: L2Flush) -
         return [time_profiler(run)], method
     try:
         method = ("graph-replay-cold" + (f", settle {rule.settle_seconds:g} s" if rule.settle_seconds else "")
-                  + (f", window >= {rule.min_seconds:g} s" if rule.min_seconds else ""))
+                  + (f", window >= {rule.kernel_min_seconds:g} s" if rule.kernel_min_seconds else ""))
         return time_graph(graph, rule, flush), method
     finally:
         del graph
