@@ -15,10 +15,12 @@
 #   r43e  the new default window (`--kernel-min-seconds`, 1 s; r43b / r43d ran it as `--min-seconds 1.2`, renamed
 #         since) with no timing flags: the first bs256-kv8192 fp8 row twice, every format's leaderboard rows, the
 #         bench tests on the GPU
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a|r43b|r43c|r43d|r43e     (writes $OUT/*)
+#   r43f  the fp8 default on v149 where its programs fit one wave: campaign 21 (FlashInfer and Triton), the default
+#         against its control (warp_specialized=false) at bs32 / bs64 / bs128-kv8192, the GPU tests of the rule
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r43.sh r43a .. r43f     (writes $OUT/*)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r43a .. r43e}"
+session_begin "${1:?which part: r43a .. r43f}"
 export TRITON_CACHE_DIR=/tmp/tcache-r43
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 D="python3 -m mla bench --backend triton --no-progress --mode kernel --max-seconds 0.15 --kv-format fp8"
@@ -86,6 +88,20 @@ r43e)  # the new default (a 1 s kernel-mode window), no timing flags: the first 
   show "$S"
   step bench-tests 120 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -rfE
   ;;
-*) echo "unknown part $PART (r43a, r43b, r43c, r43d, r43e)" >&2; exit 2 ;;
+r43f)  # the fp8 default on v149 in one wave (variants.HOPPER_WS_ONE_WAVE): campaign 21, its control, GPU tests
+  install_flashinfer
+  session_campaign 21 230 flashinfer triton
+  tail -12 "$OUT/campaign21.log"
+  C=$OUT/ws-control-r43f.csv
+  L=bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs128-kv8192-q1-h16
+  step ws-default 45 python3 -m mla bench --backend triton --no-progress --mode cold,kernel,fresh --max-seconds 0.25 \
+    --kv-format fp8 --cases $L --out $C
+  step ws-control 45 python3 -m mla bench --backend triton --no-progress --mode cold,kernel,fresh --max-seconds 0.25 \
+    --kv-format fp8 --cases $L --config warp_specialized=false --out $C --append
+  show "$C"
+  step pytest 120 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_triton_gen3.py tests/test_manifest.py \
+    -k "ws or default or v149 or manifest or split_table" --junitxml="$OUT/pytest-r43f.xml"
+  ;;
+*) echo "unknown part $PART (r43a .. r43f)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -915,7 +915,8 @@ def test_ws_default_rule_follows_rounds_27_31():
     """The default MXFP4 call takes the warp-specialized kernel (HOPPER_WS_DEFAULT, v133 since round 31)
     exactly where rounds 27-31 measured it faster than v117: programs of >= 32 KV tiles at v117's split
     count (bs256-kv8192, bs128-kv8192, bs256-kv4096, bs64-kv8192), not the losses at 16 tiles
-    (bs256-kv1024, bs32-kv8192) or bs4; never for fp8 or a ragged batch."""
+    (bs256-kv1024, bs32-kv8192) or bs4; never for a ragged batch, nor for fp8 with splits given (its rule,
+    round 43's, needs the split count it picks itself: test_ws_default_takes_v149_for_fp8_in_one_wave)."""
     from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, ws_by_default
 
     def rule(bs, kv, fmt="mxfp4", lens=None):
@@ -967,7 +968,6 @@ def test_ws_default_choice_runs_one_program_per_sm():
     assert choice(256, 4096) == (ws, 1)
     assert choice(32, 4096) == (None, None)  # 4 splits of 1024 tokens: 16 tiles, v117's rule instead
     assert choice(4, 8192) == (None, None) and choice(256, 1024) == (None, None)
-    assert choice(32, 8192, "fp8") == (None, None)
     assert choice(32, 8192, lens=[8192] * 31 + [100]) == (None, None)  # ragged: the work list instead
     assert ws_num_splits(1, 1 << 20, 1, 132, 64) == MAX_SPLITS // 2  # two partials a program
     assert ws_num_splits(2, 64, 1, 132, 64) == 1  # never a split shorter than one tile
@@ -997,6 +997,58 @@ def test_short_programs_run_one_per_sm_in_the_default_call():
     named = TritonDecodePlan(data, kv_format="fp8", variant=default.variant.name, graph=False)
     if default.variant.name == HOPPER_DEFAULT["fp8"]:  # (an sm90 GPU; elsewhere the portable default)
         assert (default.num_splits, named.num_splits) == (4, 8)
+
+
+def test_ws_default_takes_v149_for_fp8_in_one_wave():
+    """Round 43 (gen3/ws-fp8-settled-r43a.csv, every row past the first row's slow phase, alternated twice in
+    the same processes): v149 at one program per SM against v141's default, bs32-kv8192 (32 tiles) 60.5 / 60.5 vs
+    60.4 / 60.5 us, bs64-kv8192 (64) 96.4 / 96.2 vs 99.2 / 99.5, bs128-kv8192 (128) 164.3 / 163.0 vs 173.5 / 173.8;
+    with two waves of programs it did not pay (bs256-kv8192 314.1 / 313.6 vs 312.7 / 312.4; round 41's
+    bs256-kv4096 178.0 / 178.6 vs 168.7 / 170.1). So the fp8 default takes v149 from 32 tiles a program where
+    its programs fit one wave, at ws_num_splits' count; else v141 at its own."""
+    from mla.kernels.triton.launch import ws_default_choice
+    from mla.kernels.triton.variants import HOPPER_WS_DEFAULT, HOPPER_WS_ONE_WAVE
+
+    ws = HOPPER_WS_DEFAULT["fp8"]
+    assert ws == "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed" and "fp8" in HOPPER_WS_ONE_WAVE
+    v = VARIANTS[ws]
+    assert v.gluon_ws and v.gluon_kv == "fp8"
+
+    def choice(bs, kv, lens=None, sms=132):
+        return ws_default_choice("fp8", lens or [kv] * bs, 1, sms, 64)
+
+    assert choice(32, 8192) == (ws, 4) and choice(64, 8192) == (ws, 2) and choice(128, 8192) == (ws, 1)
+    assert choice(256, 8192) == (None, None) and choice(256, 4096) == (None, None)  # 256 programs: two waves
+    assert choice(128, 8192, sms=120) == (None, None)  # the same batch on a GPU of fewer SMs: two waves
+    assert choice(32, 4096) == (None, None) and choice(4, 8192) == (None, None)  # 16 tiles, 4 tiles a program
+    assert choice(64, 8192, lens=[8192] * 63 + [100]) == (None, None)  # ragged: the work list instead
+    # the MXFP4 rule keeps its second wave (rounds 27-38 measured it there)
+    assert ws_default_choice("mxfp4", [8192] * 256, 1, 132, 64) == (HOPPER_WS_DEFAULT["mxfp4"], 1)
+
+
+def test_warp_specialized_takes_none_or_false():
+    data = mla.generate_input(2, 1, 64, seed=1)
+    with pytest.raises(ValueError, match="warp_specialized"):
+        TritonDecodePlan(data, kv_format="fp8", warp_specialized=True)
+    from mla.backends.triton_backend import CONFIG_KEYS
+
+    assert "warp_specialized" in CONFIG_KEYS
+
+
+@gpu
+def test_default_fp8_call_takes_v149_in_one_wave_and_its_control_v141():
+    """bs64-kv8192: the default takes v149 at 2 splits (128 programs, 4 partials), and is right;
+    warp_specialized=False keeps v141 at the default's own split count (one program per SM's 4 splits at
+    1024+ tokens: two per SM), and is right. bs256-kv8192 (two waves) keeps v141."""
+    data = mla.generate_input(64, 1, 8192, seed=11, device="cuda")
+    plan = TritonDecodePlan(data, kv_format="fp8", graph=False)
+    assert plan.variant.name == "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed" and plan.num_splits == 2 * 2
+    _checked(data, plan.variant.name, plan=plan)
+    control = TritonDecodePlan(data, kv_format="fp8", graph=False, warp_specialized=False)
+    assert control.variant.name == HOPPER_DEFAULT["fp8"] and control.num_splits == 4
+    _checked(data, control.variant.name, plan=control)
+    big = TritonDecodePlan(mla.generate_input(256, 1, 8192, seed=12, device="cuda"), kv_format="fp8", graph=False)
+    assert big.variant.name == HOPPER_DEFAULT["fp8"] and big.num_splits == 1
 
 
 def test_ws_default_needs_scale_rows_its_copies_can_read():

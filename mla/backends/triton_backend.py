@@ -20,6 +20,8 @@ Config keys (all optional):
   coop_merge   True/False: the splits of each (batch element, head group) merge the output together inside
                the split kernel (one launch, a cooperative grid of at most one program per SM; the one-
                warpgroup generation-3 kernels only); None: the variant's choice (v147 / v148 take it)
+  warp_specialized  None (default): the default call swaps in the warp-specialized kernel where the rule says
+               (launch.ws_default_choice: MXFP4 v143 and fp8 v149 on long programs); False: never (the control)
 
 The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
 callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).
@@ -38,7 +40,7 @@ from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
-               "coop_merge")
+               "coop_merge", "warp_specialized")
 
 
 @dataclass

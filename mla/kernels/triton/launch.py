@@ -38,7 +38,7 @@ from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
                          ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, MXFP4_E4M3_EXACT,
+from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options)
 
@@ -267,12 +267,17 @@ def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: in
     splits of ws_num_splits, and the variant ws_default_variant names for programs of that length."""
     lens = [int(n) for n in kv_lens]
     splits = ws_num_splits(len(lens), max(lens), num_head_groups, num_sms, block_n)
+    if kv_format in HOPPER_WS_ONE_WAVE and len(lens) * num_head_groups * splits > num_sms:
+        return None, None  # a second wave of one-CTA programs (variants.HOPPER_WS_ONE_WAVE)
     name = ws_default_variant(kv_format, lens, splits, block_n)
     return (name, splits) if name else (None, None)
 
 
 def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
-    """Whether the default call takes a warp-specialized kernel (ws_default_variant)."""
+    """Whether the default call with these splits given takes a warp-specialized kernel (ws_default_variant;
+    never for HOPPER_WS_ONE_WAVE's formats, whose rule needs the split count it picks itself, ws_default_choice)."""
+    if kv_format in HOPPER_WS_ONE_WAVE:
+        return False
     return ws_default_variant(kv_format, kv_lens, num_splits, block_n) is not None
 
 
@@ -429,8 +434,12 @@ class TritonDecodePlan:
     def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
-                 partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None):
+                 partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None,
+                 warp_specialized: bool | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
+        if warp_specialized not in (None, False):
+            raise ValueError(f"warp_specialized takes None (the default call's rule) or False (never swap in the "
+                             f"warp-specialized kernel: the rule's control), got {warp_specialized!r}")
         # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
         # or an explicit knob means exactly what it says
         reduce_by_rule = variant is None and fused_reduce is None and balanced is None and coop_merge is None
@@ -528,9 +537,11 @@ class TritonDecodePlan:
                                                     self.variant.block_n)
                 ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
                                                        device_sm_count(self.device), self.variant.block_n)
-            else:  # splits given: the kernel by the length of the programs they make
+            elif kv_format not in HOPPER_WS_ONE_WAVE:  # splits given: the kernel by the length of its programs
                 ws_name = ws_default_variant(kv_format, self.kv_lens, self.num_splits, self.variant.block_n)
                 ws_splits = self.num_splits
+            if warp_specialized is False:  # the control: the same splits, the one-warpgroup kernel
+                ws_name = None
         if ws_name and ws_scales_fit(data, kv_format):
             self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
             self.num_splits = ws_splits

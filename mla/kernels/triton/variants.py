@@ -648,8 +648,16 @@ HOPPER_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v
 # / 63.3, 64 tiles 99.3 / 98.0 vs 103.0 / 101.6 and 103.7 / 103.7 (bs64-kv8192), 128 tiles 179.5 / 178.3 vs 190.1 /
 # 187.3 and 183.5 / 182.6 (bs128-kv8192), 348.9 / 347.3 vs 372.4 / 370.6 and 355.1 / 354.8 (bs256-kv8192). So v143
 # from 32 tiles (16 tiles: v117's rule, the warp-specialized kernels tie there at best)
-HOPPER_WS_DEFAULT = {"mxfp4": "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed"}
+# gen3/ws-fp8-settled-r43a.csv (round 43, every row past the first row's slow phase, v141 and v149 alternated in
+# the same processes twice, kernel us): v149 (fp8 warp-specialized, TMA ring) at one program per SM against v141,
+# the default call: bs32-kv8192 (32 tiles a program) 60.5 / 60.5 vs 60.4 / 60.5, bs64-kv8192 (64) 96.4 / 96.2 vs
+# 99.2 / 99.5, bs128-kv8192 (128) 164.3 / 163.0 vs 173.5 / 173.8, bs256-kv8192 (128 tiles, two waves of programs)
+# 314.1 / 313.6 vs 312.7 / 312.4; round 41: bs256-kv4096 (64 tiles, two waves) 178.0 / 178.6 vs 168.7 / 170.1.
+# So v149 from 32 tiles where its programs fit one wave (HOPPER_WS_ONE_WAVE: with two waves the second runs on
+# one CTA per SM where v141 keeps two)
+HOPPER_WS_DEFAULT = {"mxfp4": "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "fp8": "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"}
 HOPPER_WS_MIN_TILES = 32
+HOPPER_WS_ONE_WAVE = frozenset({"fp8"})
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
