@@ -7,13 +7,14 @@ SourceCounters section's PC sampling): which instructions the warps were waiting
 The column names differ between Nsight Compute versions, so the sample columns are found by name
 ("Sampl" in the header) and every such column is summed per opcode (the first word of the SASS text,
 without its modifiers) over the whole kernel."""
+import gzip
 import sys
 
 import pandas as pd
 
 path = sys.argv[1]
 top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
-with open(path) as f:  # (the page may start with a "Kernel Name",NAME line)
+with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:  # (may start with "Kernel Name",NAME)
     skip = 1 if f.readline().startswith('"Kernel Name"') else 0
 d = pd.read_csv(path, thousands=",", skiprows=skip)
 src = next((c for c in d.columns if c.strip().lower() in ("source", "sass")), None)
