@@ -6,7 +6,8 @@
 #         bs4-kv1024 (the default call's cold host cost per format, in one process)
 #   r44b  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
 #   r44c  campaign 22 (FlashInfer and Triton, the leaderboard shapes) at the session's last code
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r44.sh r44a|r44b|r44c     (writes $OUT/*)
+#   r44d  bf16 bs256-kv8192 in a sustained window beside telemetry (the 1 s window's IQR of ~42 us for bf16 there)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r44.sh r44a|r44b|r44c|r44d     (writes $OUT/*)
 # Predicted before r44a (written 2026-12-04 ~10:45 UTC, before the call):
 #   - fp8 v149 at the default's split count: at 4-8 tiles a program (bs4-kv8192, bs32-kv1024, bs64-kv1024) the loader
 #     has every tile of the program in flight from the start (4 slots) where v141's 2-stage ring exposes a tile's
@@ -16,6 +17,10 @@
 #   - MXFP4 v143 against v117: the decode leaves the MMA warps' stream (the reason v143 wins from 32 tiles) but costs
 #     the same partition start-up; at 4-8 tiles -1..-2 us, at 1 tile a tie or worse, bs256-kv1024 +0..+5%.
 #   - Half the splits (twice the tiles a program, half the programs): slower for both kernels everywhere (round 36).
+#   - r44d (written before it): bf16's back-to-back samples start near campaign 19's 539 us and rise within a few
+#     hundred ms as the board nears its power limit (clock-event reasons show a power cap, SM or memory clock lower);
+#     the paced series stays near 539; fp8 (1.2 GB a call) and the read of the 2.4 GB cache: the read drifts as bf16,
+#     fp8 less. If the telemetry shows no power or clock change, the drift is in the memory system and unexplained.
 #   - Gap probe: the default call's cold time (memo hit) is within 3 us of the plan's raw replay for every format; the
 #     fp8 call is not ~10 us slower than bf16 / MXFP4 in one process (campaign 21's 31.9 against 21.1 / 20.7 was the host).
 set -u
@@ -54,6 +59,16 @@ r44c)
   session_campaign 22 230 flashinfer triton
   tail -12 "$OUT/campaign22.log"
   ;;
-*) echo "unknown part $PART (r44a .. r44c)" >&2; exit 2 ;;
+r44d)  # bf16 bs256-kv8192 in a sustained window: drift with the load? (scripts/probes/sustained_probe.py)
+  step sustained 90 python3 scripts/probes/sustained_probe.py "$OUT"
+  python3 - "$OUT/sustained-series.csv" <<'PY' 2>&1 | tee -a "$LOG"
+import sys, pandas as pd
+d = pd.read_csv(sys.argv[1])
+d["tenth"] = (d.t_segment_s * 10).astype(int)
+print(d.groupby(["segment", "tenth"]).us.median().unstack(0).round(1).to_string())
+print(d.groupby("segment").us.describe().round(1).to_string())
+PY
+  ;;
+*) echo "unknown part $PART (r44a .. r44d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
