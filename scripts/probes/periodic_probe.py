@@ -40,10 +40,13 @@ V141 = "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm"
 T_PROCESS = time.perf_counter()
 
 
-def series(fn, flush, seconds: float, segment: str, what: str) -> list[dict]:
+def series(fn, flush, seconds: float, segment: str, what: str, idle_s: float = 0.0) -> list[dict]:
+    """Single timed calls of fn for `seconds` of wall time, each after `idle_s` of sleep (GPU idle) and the flush."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     out, t0 = [], time.perf_counter()
     while time.perf_counter() - t0 < seconds:
+        if idle_s:
+            time.sleep(idle_s)
         if flush is not None:
             flush.flush()
         start.record()

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from periodic_probe import series  # noqa: E402  (the same sample loop: flush, events, wall time)
+from periodic_probe import series  # noqa: E402  (the same sample loop: idle, flush, events, wall time)
 
 import mla  # noqa: E402
 from mla.bench import provenance as prov  # noqa: E402
@@ -56,23 +56,6 @@ def checked_graph(data, kv_format: str):
                        num_splits=plan.num_splits)
 
 
-def paced(fn, flush, seconds: float, segment: str, what: str, idle_s: float) -> list[dict]:
-    """series() with idle_s of sleep (GPU idle) before every sample."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out, t0 = [], time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        time.sleep(idle_s)
-        flush.flush()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        now = time.perf_counter()
-        out.append(dict(segment=segment, what=what, sample=len(out), t_segment_s=now - t0, t_unix_s=time.time(),
-                        us=start.elapsed_time(end) * 1e3))
-    return out
-
-
 def main(argv: list[str]) -> int:
     out_dir = Path(argv[0] if argv else "out")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -93,7 +76,7 @@ def main(argv: list[str]) -> int:
             time.sleep(1.0)
             rows += [dict(r, **m16) for r in series(g16.replay, flush, 3.0, "bf16-busy-3s", "v28")]
             time.sleep(1.0)
-            rows += [dict(r, **m16) for r in paced(g16.replay, flush, 3.0, "bf16-paced-3s", "v28", 0.02)]
+            rows += [dict(r, **m16) for r in series(g16.replay, flush, 3.0, "bf16-paced-3s", "v28", idle_s=0.02)]
             time.sleep(1.0)
             rows += [dict(r, **m8) for r in series(g8.replay, flush, 3.0, "fp8-busy-3s", "v141")]
             time.sleep(1.0)
