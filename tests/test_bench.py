@@ -472,3 +472,28 @@ def test_kernel_rows_carry_the_flush_and_a_read_of_their_bytes(kind):
     row = df.iloc[0]  # (not 'eval' here: its 40%-of-free-memory buffer per test worker would not fit)
     assert row.status == "ok" and row.l2_flush.startswith(kind + ":") and row.fresh_flush.startswith(kind + ":")
     assert 0 < row.kernel_read_us < 1e4 and row.fresh_median_us > 0
+
+
+def test_kernel_mode_paces_its_samples_by_the_idle_ratio_and_says_so(fake_cuda, monkeypatch):
+    T, log, flush = fake_cuda
+    graph = type("G", (), {"replay": lambda self: log.add("replay")})()
+    monkeypatch.setattr(T, "capture_graph", lambda run: graph)
+    clock = FakeClock(0.125)  # every look at the clock is 0.125 s later: one sample's wall time reads 0.125 s
+    monkeypatch.setattr(T.time, "perf_counter", clock)
+    slept = []
+    monkeypatch.setattr(T.time, "sleep", lambda s: (slept.append(s), log.add("sleep")))
+    rule = StoppingRule(min_runs=3, max_runs=3, kernel_min_seconds=0, kernel_idle_ratio=2.0)
+    samples, method = T.time_kernel(lambda: None, rule, flush)
+    assert method == "graph-replay-cold, paced x2" and samples == [250.0] * 3
+    assert slept == [pytest.approx(0.25)] * 3  # 2 x the sample's own wall time, after each sample
+    first = log.index("flush")
+    assert log[first:first + 6] == ["flush", "record", "replay", "record", "event_sync", "sleep"]
+    slept.clear()
+    T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
+    assert slept == []  # ratio 0: back to back
+
+
+@pytest.mark.parametrize("ratio", [-0.5, 101.0, float("nan")])
+def test_stopping_rule_rejects_a_bad_idle_ratio(ratio):
+    with pytest.raises(ValueError, match="kernel_idle_ratio"):
+        StoppingRule(kernel_idle_ratio=ratio)

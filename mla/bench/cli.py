@@ -204,7 +204,8 @@ def cmd_bench(args) -> int:
     configs = expand_configs(parse_assignments(args.config, multi=False), parse_assignments(args.sweep, multi=True))
     rule = StoppingRule(min_runs=args.min_runs, max_runs=args.max_runs, max_seconds=args.max_seconds,
                         rel_sem=args.rel_sem, settle_seconds=args.settle_seconds,
-                        kernel_min_seconds=args.kernel_min_seconds)
+                        kernel_min_seconds=args.kernel_min_seconds,
+                        **({} if args.kernel_idle_ratio is None else dict(kernel_idle_ratio=args.kernel_idle_ratio)))
     modes = validate_modes(_csv_list(args.mode) if args.mode else default_modes(device), device)
     backends = _csv_list(args.backend)
     kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
@@ -352,6 +353,10 @@ def register(sub) -> None:
     p.add_argument("--kernel-min-seconds", type=float, default=1.0,
                    help="kernel mode: the shortest sampling window per row, over --max-runs, --max-seconds and "
                         "--rel-sem (a shorter one can end inside the first row's slow phase; docs/notes-harness.md)")
+    p.add_argument("--kernel-idle-ratio", type=float, default=None, metavar="R",
+                   help="kernel mode: after each sample idle R x its wall time (duty cycle 1 / (1 + R)), so a "
+                        "sustained window does not run into the board's power cap (default: StoppingRule's; "
+                        "kernel_method records it; docs/notes-harness.md, \"Pacing the kernel mode\")")
     p.add_argument("--rel-sem", type=float, default=1e-3, help="stop when SEM/mean falls below this")
     p.add_argument("--settle-seconds", type=float, default=0.0,
                    help="kernel mode: replay the captured call behind the flush, untimed, this long before sampling "

@@ -30,6 +30,11 @@ class StoppingRule:
     # read ~0.14 s episodes ~19% slow about once a second; a window of 1 s reads the fast mode's median where the
     # precision stop alone ended inside the slow phase; docs/notes-harness.md, "The first row's transient")
     kernel_min_seconds: float = 1.0
+    # the kernel mode's pacing: after each sample the host idles this multiple of the sample's own wall time
+    # (flush + replay), so the GPU's duty cycle is 1 / (1 + ratio) (round 44d: back to back, the board reaches
+    # its software power cap within ~0.4 s and memory-bound bf16 at bs256-kv8192 slows when the SM clock dips;
+    # docs/notes-harness.md, "Pacing the kernel mode")
+    kernel_idle_ratio: float = 0.0
 
     def __post_init__(self):
         if self.min_runs < 2:
@@ -44,6 +49,8 @@ class StoppingRule:
             raise ValueError(f"settle_seconds must be >= 0, got {self.settle_seconds}")
         if not self.kernel_min_seconds >= 0:
             raise ValueError(f"kernel_min_seconds must be >= 0, got {self.kernel_min_seconds}")
+        if not 0 <= self.kernel_idle_ratio <= 100:
+            raise ValueError(f"kernel_idle_ratio must be in [0, 100], got {self.kernel_idle_ratio}")
 
     def done(self, samples: list[float], elapsed_s: float) -> bool:
         n = len(samples)

@@ -214,12 +214,17 @@ def time_graph(graph: "torch.cuda.CUDAGraph", rule: StoppingRule, flush: L2Flush
     settle(settle_step, rule.settle_seconds, time.perf_counter)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
+    idle_ratio = rule.kernel_idle_ratio
+
     def sample() -> float:
+        t0 = time.perf_counter() if idle_ratio else 0.0
         flush.flush()  # not synchronized: the replay's launch overlaps the flush (see module doc)
         start.record()
         graph.replay()
         end.record()
         end.synchronize()
+        if idle_ratio:  # the GPU idles while the host sleeps: duty cycle 1 / (1 + ratio)
+            time.sleep(idle_ratio * (time.perf_counter() - t0))
         return start.elapsed_time(end) * 1e3
 
     return collect(sample, rule, time.perf_counter, min_seconds=rule.kernel_min_seconds)
@@ -255,7 +260,8 @@ def time_kernel(run: Callable[[], object], rule: StoppingRule, flush: L2Flush) -
         return [time_profiler(run)], method
     try:
         method = ("graph-replay-cold" + (f", settle {rule.settle_seconds:g} s" if rule.settle_seconds else "")
-                  + (f", window >= {rule.kernel_min_seconds:g} s" if rule.kernel_min_seconds else ""))
+                  + (f", window >= {rule.kernel_min_seconds:g} s" if rule.kernel_min_seconds else "")
+                  + (f", paced x{rule.kernel_idle_ratio:g}" if rule.kernel_idle_ratio else ""))
         return time_graph(graph, rule, flush), method
     finally:
         del graph
