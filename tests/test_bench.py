@@ -316,7 +316,7 @@ def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, 
     T, log, flush = fake_cuda
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0), flush)
     assert method == "graph-replay-cold" and samples == [250.0, 250.0]
     first = log.index("flush")
     assert log[first:first + 4] == ["flush", "record", "replay", "record"]  # no sync in between
@@ -335,14 +335,14 @@ def test_kernel_mode_settles_behind_the_flush_before_its_samples_and_says_so(fak
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
     clock = FakeClock(0.1)
     monkeypatch.setattr(T.time, "perf_counter", clock)
-    rule = StoppingRule(min_runs=2, max_runs=2, settle_seconds=0.25, kernel_min_seconds=0)
+    rule = StoppingRule(min_runs=2, max_runs=2, settle_seconds=0.25, kernel_min_seconds=0, kernel_idle_ratio=0)
     samples, method = T.time_kernel(lambda: None, rule, flush)
     assert method == "graph-replay-cold, settle 0.25 s" and samples == [250.0, 250.0]
     # three warm-up replays, then the settle's untimed flush + replay + sync steps, then the timed samples
     assert log[:3] == ["replay"] * 3
     first_record = log.index("record")
     assert log[3:first_record] == ["flush", "replay", "sync"] * 2 + ["flush"]
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
+    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0), flush)
     assert method == "graph-replay-cold"
 
 
@@ -351,7 +351,7 @@ def test_kernel_mode_samples_for_its_minimum_window_and_says_so(fake_cuda, monke
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
     monkeypatch.setattr(T.time, "perf_counter", FakeClock(0.125))
-    rule = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0.5)
+    rule = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0.5, kernel_idle_ratio=0)
     samples, method = T.time_kernel(lambda: None, rule, flush)
     assert method == "graph-replay-cold, window >= 0.5 s"
     assert len(samples) > 2 and samples == [250.0] * len(samples)  # past the run cap, by the window
@@ -489,8 +489,10 @@ def test_kernel_mode_paces_its_samples_by_the_idle_ratio_and_says_so(fake_cuda, 
     first = log.index("flush")
     assert log[first:first + 6] == ["flush", "record", "replay", "record", "event_sync", "sleep"]
     slept.clear()
-    T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0), flush)
+    rule = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0)
+    assert T.time_kernel(lambda: None, rule, flush)[1] == "graph-replay-cold"
     assert slept == []  # ratio 0: back to back
+    assert StoppingRule().kernel_idle_ratio == 1.0  # the default: duty cycle 1/2, under the power cap (round 45a)
 
 
 @pytest.mark.parametrize("ratio", [-0.5, 101.0, float("nan")])

@@ -67,7 +67,8 @@ def bench_order(out_dir: Path, variants: list[str]) -> int:
     timing = generate_case(c, device=dev)
     check = generate_case(c, device=dev, seed=c.seed + CHECK_SEED_OFFSET)
     flush = L2Flush(dev, "write")
-    rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12, kernel_min_seconds=0)  # as rounds 42-43 ran it
+    rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12, kernel_min_seconds=0,
+                        kernel_idle_ratio=0)  # as rounds 42-43 ran it
     refs: dict = {}
     rows, series = [], []
     for rep in range(3):
@@ -120,7 +121,8 @@ def main(argv: list[str]) -> int:
     own = mla.reference(data, kv_format="fp8")
     pool = torch.empty(max(OFFSETS) + nbytes, dtype=torch.uint8, device=dev)
     flush = L2Flush(dev, "write")
-    rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12, kernel_min_seconds=0)  # as rounds 42-43 ran it
+    rule = StoppingRule(min_runs=20, max_runs=300, max_seconds=0.12, kernel_min_seconds=0,
+                        kernel_idle_ratio=0)  # as rounds 42-43 ran it
     rows: list[dict] = []
 
     def timed(kv: torch.Tensor, variant: str, where: str, pass_no: int) -> None:
