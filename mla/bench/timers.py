@@ -9,6 +9,9 @@ warm    the same without the flush: inputs may sit in L2 (small cases fit in the
 kernel  device time of the call's kernels only: the call captured once in a CUDA graph and
         replayed, L2 flushed before each replay; the flush is not waited for, so the replay's
         host launch happens while the flush runs and the events bracket device work alone.
+        Sampled for >= ``StoppingRule.kernel_min_seconds`` and paced: after each sample the host
+        idles ``kernel_idle_ratio`` x its wall time (default 1: a duty cycle of 1/2, below the
+        board's power cap; docs/notes-harness.md, "Pacing the kernel mode").
         Where capture fails (a host sync inside the call, say) the fallback is torch.profiler's
         sum of kernel durations over warm calls; the ``kernel_method`` column names which.
 fresh   the leaderboard harness's method (GPU MODE eval.py, "leaderboard" mode, read from
