@@ -316,7 +316,8 @@ def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, 
     T, log, flush = fake_cuda
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
     monkeypatch.setattr(T, "capture_graph", lambda run: graph)
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0), flush)
+    back_to_back = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0)
+    samples, method = T.time_kernel(lambda: None, back_to_back, flush)
     assert method == "graph-replay-cold" and samples == [250.0, 250.0]
     first = log.index("flush")
     assert log[first:first + 4] == ["flush", "record", "replay", "record"]  # no sync in between
@@ -342,7 +343,8 @@ def test_kernel_mode_settles_behind_the_flush_before_its_samples_and_says_so(fak
     assert log[:3] == ["replay"] * 3
     first_record = log.index("record")
     assert log[3:first_record] == ["flush", "replay", "sync"] * 2 + ["flush"]
-    samples, method = T.time_kernel(lambda: None, StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0), flush)
+    back_to_back = StoppingRule(min_runs=2, max_runs=2, kernel_min_seconds=0, kernel_idle_ratio=0)
+    samples, method = T.time_kernel(lambda: None, back_to_back, flush)
     assert method == "graph-replay-cold"
 
 

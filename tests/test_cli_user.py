@@ -82,6 +82,12 @@ def test_gpu_requests_on_cpu_fail_in_one_line(argv, capsys):
 
 
 @cpu_only
+def test_bench_refuses_a_bad_kernel_idle_ratio_in_one_line(capsys):
+    assert cli(["bench", "--cases", TINY, "--kernel-idle-ratio", "-1"]) == 2
+    one_line_error(capsys, "kernel_idle_ratio must be in [0, 100]")
+
+
+@cpu_only
 def test_reproduce_live_on_cpu_fails_before_touching_anything(capsys, monkeypatch):
     import mla.reproduce
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from .stats import StoppingRule
+
 
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
@@ -196,7 +198,6 @@ def cmd_bench(args) -> int:
     from .harness import expand_configs, iter_bench, parse_assignments, resolve_cases
     from .report import print_summary
     from .schema import COLUMNS, rows_to_frame, validate
-    from .stats import StoppingRule
     from .timers import default_modes, validate_modes
 
     device = check_device(args.device)
@@ -204,8 +205,7 @@ def cmd_bench(args) -> int:
     configs = expand_configs(parse_assignments(args.config, multi=False), parse_assignments(args.sweep, multi=True))
     rule = StoppingRule(min_runs=args.min_runs, max_runs=args.max_runs, max_seconds=args.max_seconds,
                         rel_sem=args.rel_sem, settle_seconds=args.settle_seconds,
-                        kernel_min_seconds=args.kernel_min_seconds,
-                        **({} if args.kernel_idle_ratio is None else dict(kernel_idle_ratio=args.kernel_idle_ratio)))
+                        kernel_min_seconds=args.kernel_min_seconds, kernel_idle_ratio=args.kernel_idle_ratio)
     modes = validate_modes(_csv_list(args.mode) if args.mode else default_modes(device), device)
     backends = _csv_list(args.backend)
     kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
@@ -350,13 +350,13 @@ def register(sub) -> None:
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--max-runs", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=1.0, help="sampling time cap per mode per row")
-    p.add_argument("--kernel-min-seconds", type=float, default=1.0,
+    p.add_argument("--kernel-min-seconds", type=float, default=StoppingRule.kernel_min_seconds,
                    help="kernel mode: the shortest sampling window per row, over --max-runs, --max-seconds and "
                         "--rel-sem (a shorter one can end inside the first row's slow phase; docs/notes-harness.md)")
-    p.add_argument("--kernel-idle-ratio", type=float, default=None, metavar="R",
+    p.add_argument("--kernel-idle-ratio", type=float, default=StoppingRule.kernel_idle_ratio, metavar="R",
                    help="kernel mode: after each sample idle R x its wall time (duty cycle 1 / (1 + R)), so a "
-                        "sustained window does not run into the board's power cap (default: StoppingRule's; "
-                        "kernel_method records it; docs/notes-harness.md, \"Pacing the kernel mode\")")
+                        "sustained window does not run into the board's power cap (kernel_method "
+                        "records it; docs/notes-harness.md, \"Pacing the kernel mode\")")
     p.add_argument("--rel-sem", type=float, default=1e-3, help="stop when SEM/mean falls below this")
     p.add_argument("--settle-seconds", type=float, default=0.0,
                    help="kernel mode: replay the captured call behind the flush, untimed, this long before sampling "

@@ -31,10 +31,10 @@ class StoppingRule:
     # precision stop alone ended inside the slow phase; docs/notes-harness.md, "The first row's transient")
     kernel_min_seconds: float = 1.0
     # the kernel mode's pacing: after each sample the host idles this multiple of the sample's own wall time
-    # (flush + replay), so the GPU's duty cycle is 1 / (1 + ratio). Round 44d / 45a: back to back the board reaches
-    # its software power cap and bf16 at bs256-kv8192 reads 560-572 us (IQR 30-49) as the SM clock dips to ~1550 MHz;
-    # at ratio 0.5 no cap and 553.5 (IQR 3), at 1 and 2 the same, every other row unchanged; 1 keeps a margin
-    # (1 s power <= 422 W against 495 at 0.5); docs/notes-harness.md, "Pacing the kernel mode"
+    # (flush + replay), so the GPU's duty cycle is 1 / (1 + ratio). Round 45a: back to back the board reaches its
+    # software power cap and bf16 at bs256-kv8192 reads 560-572 us (IQR 30-49) as the SM clock dips to ~1550 MHz;
+    # at ratio 0.5, 1 and 2 no cap and 553.2-553.7 (IQR 3), every other row within 0.5% (bs4-kv1024 1.2%); 1 keeps
+    # a margin (1 s power <= 422 W against 495 at 0.5); docs/notes-harness.md, "Pacing the kernel mode"
     kernel_idle_ratio: float = 1.0
 
     def __post_init__(self):

@@ -63,7 +63,8 @@ def main(argv: list[str]) -> int:
     d = pd.concat(frames)
     print(d.pivot_table(index=["case", "kv_format"], columns=["idle_ratio", "round"], values="kernel_median_us")
           .round(1).to_string())
-    print(d.pivot_table(index=["case", "kv_format"], columns=["idle_ratio"], values="kernel_iqr_us").round(1).to_string())
+    print(d.pivot_table(index=["case", "kv_format"], columns=["idle_ratio"], values="kernel_iqr_us")
+          .round(1).to_string())
     return 0 if (d.status == "ok").all() and d.check_ok.all() else 1
 
 
