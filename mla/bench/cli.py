@@ -278,6 +278,10 @@ def cmd_report(args) -> int:
 
     import pandas as pd
 
+    if args.markdown and not args.targets:
+        raise ValueError("--markdown goes with --targets (README's scoreboard block)")
+    if args.targets:
+        return _report_targets(args)
     if args.manifest or not args.files:
         from ..analysis import manifest  # the CLI sits on top: the manifest loader is analysis-level
 
@@ -313,6 +317,30 @@ def cmd_report(args) -> int:
         print_summary(df)
     else:
         print_compact(df, modes=_csv_list(args.mode) if args.mode else None)
+    return 0
+
+
+def _report_targets(args) -> int:
+    """Issues 9 and 10's targets on the manifest's leaderboard rows (mla.analysis.targets)."""
+    from ..analysis import manifest, targets
+
+    if args.files or args.run or args.purpose or args.case or args.mode or args.long or args.include_stale:
+        raise ValueError("--targets reads the manifest's leaderboard runs only: drop files, --run, --purpose, "
+                         "--case, --mode, --long and --include-stale")
+    its = targets.items(manifest.rows(args.device))
+    if its is None:
+        raise ValueError(f"no default-config Triton leaderboard rows for device {args.device!r} through "
+                         f"{manifest.default_path()}")
+    board = targets.scoreboard(its)
+    if args.markdown:
+        print(targets.markdown(board, its))
+        return 0
+    for r in board.itertuples():
+        k = f" ({r.met_items} of {r.items})" if r.status == "partial" else ""
+        print(f"issue {r.issue:<3} {r.status + k:<17} {r.text}")
+        print(f"{'':<28}{r.measured}")
+    runs = ", ".join(sorted({str(x) for x in its["run_id"].dropna()}))
+    print(f"rows: {runs}")
     return 0
 
 
@@ -377,4 +405,7 @@ def register(sub) -> None:
     p.add_argument("--case", default=None, help="only these case names, comma-separated")
     p.add_argument("--mode", default=None, help="time modes to tabulate, comma-separated (default: all present)")
     p.add_argument("--long", action="store_true", help="the per-row tables of a bench run instead")
+    p.add_argument("--targets", action="store_true",
+                   help="issues 9 and 10's speed targets on the manifest's leaderboard rows: met / partial / missed")
+    p.add_argument("--markdown", action="store_true", help="with --targets: README's scoreboard block")
     p.set_defaults(func=cmd_report)

@@ -1,0 +1,123 @@
+"""Issues 9 and 10's targets (mla/analysis/targets.py): README's scoreboard is the rows' verdict, and
+the verdicts move when the rows do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mla.analysis import manifest, targets
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def rows():
+    r = manifest.rows("h200")
+    if r is None:
+        pytest.skip("no measured H200 rows in this tree")
+    return r
+
+
+def _board(rows):
+    its = targets.items(rows)
+    return targets.scoreboard(its).set_index("target"), its
+
+
+def _set(rows, case, fmt, **values):
+    """A copy of ``rows`` with the Triton leaderboard row of (case, fmt) changed."""
+    out = rows.copy()
+    m = ((out.backend == "triton") & (out.purpose == "leaderboard") & (out.case == case)
+         & (out.kv_format == fmt) & (out.q_format == "bf16"))
+    assert m.sum() == 1, (case, fmt, int(m.sum()))
+    for k, v in values.items():
+        out.loc[m, k] = v
+    return out
+
+
+def test_readme_scoreboard_is_what_the_manifest_rows_give(rows):
+    board, its = _board(rows)
+    block = targets.readme_block(README.read_text())
+    assert block is not None, f"README lost its scoreboard markers ({targets.README_BEGIN!r} .. {targets.README_END!r})"
+    want = targets.markdown(board.reset_index(), its)
+    assert block == want, ("README's scoreboard differs from the manifest's rows: paste the output of "
+                           "`python -m mla report --targets --markdown` between its markers")
+
+
+def test_every_target_is_evaluated_on_the_leaderboard_rows(rows):
+    board, its = _board(rows)
+    assert list(board.index) == [t.key for t in targets.TARGETS]
+    assert (board.status != "no rows").all(), board[board.status == "no rows"]
+    # each counted item is the comparison it names
+    counted = its[its.met.notna()]
+    for r in counted.itertuples():
+        want = r.value <= r.limit if r.op == "<=" else r.value >= r.limit if r.op == ">=" else r.value < r.limit
+        assert r.met == want, r
+    # FlashInfer's geomeans sit beside the geomean target and never count
+    fi = its[its.kv_format == "flashinfer best"]
+    assert len(fi) == 3 and fi.met.isna().all()
+    assert board.loc["geomean", "items"] == 3
+
+
+def test_verdicts_follow_the_rows(rows):
+    big = targets.BIG
+    # MXFP4 at 240 us and 65% of the read probe would meet its target
+    board, _ = _board(_set(rows, big, "mxfp4", kernel_median_us=240.0, kernel_pct_read_bw=65.0))
+    assert board.loc["mxfp4-bs256", "status"] == "met"
+    # fp8 at 340 us keeps its read share but misses the time: one of two items
+    board, _ = _board(_set(rows, big, "fp8", kernel_median_us=340.0))
+    assert board.loc["fp8-bs256", "status"] == "partial" and board.loc["fp8-bs256", "met_items"] == 1
+    # a failed check (the row has no times then) is a missed accuracy target, whatever the other rows' rel_l2
+    nan = float("nan")
+    failed = _set(rows, "bs32-kv1024-q1-h16", "fp8", status="failed", check_ok=False, kernel_median_us=nan,
+                  cold_median_us=nan, fresh_median_us=nan, warm_median_us=nan)
+    board, its = _board(failed)
+    assert board.loc["accuracy", "status"] == "partial"
+    assert "a shape failed its check" in board.loc["accuracy", "measured"]
+    # a rel_l2 over 1e-2 on a passing row misses too
+    board, _ = _board(_set(rows, "bs4-kv8192-q1-h16", "mxfp4", rel_l2_fmt=0.02))
+    assert board.loc["accuracy", "status"] == "partial" and "2.0e-02" in board.loc["accuracy", "measured"]
+
+
+def test_order_counts_each_comparison_once(rows):
+    base, its = _board(rows)
+    o = its[its.target == "order-kv8192"]
+    assert len(o) == 2 * len(targets.KV8192)
+    case = "bs32-kv8192-q1-h16"
+    r = o[o.case == case].set_index("kv_format")
+    bf16_us = float(r.loc["fp8", "limit"])  # fp8's limit is bf16's time, MXFP4's is fp8's
+    assert bool(r.loc["mxfp4", "met"]) and bool(r.loc["fp8", "met"]), "campaign 22: the order holds at bs32-kv8192"
+    board, its2 = _board(_set(rows, case, "fp8", kernel_median_us=bf16_us + 1.0))
+    r2 = its2[(its2.target == "order-kv8192") & (its2.case == case)].set_index("kv_format")
+    assert not bool(r2.loc["fp8", "met"]) and bool(r2.loc["mxfp4", "met"])  # fp8 now over bf16, MXFP4 under fp8
+    assert board.loc["order-kv8192", "met_items"] == base.loc["order-kv8192", "met_items"] - 1
+
+
+def test_bs4_kv1024_ratio_uses_the_runs_graph_floor(rows):
+    board, its = _board(_set(rows, targets.TINY, "bf16", fresh_median_us=1.0, cold_median_us=1.0))
+    b = its[(its.target == "bs4-kv1024") & (its.kv_format == "bf16")]
+    assert set(b["mode"]) == {"cold", "fresh"} and b.met.all()
+    floor = rows[(rows.backend == "triton") & (rows.purpose == "leaderboard")].graph_floor_us.iloc[0]
+    assert b.value.iloc[0] == pytest.approx(1.0 / floor)
+
+
+def test_no_triton_rows_give_none():
+    assert targets.items(None) is None
+    assert targets.scoreboard(None) is None
+    assert targets.readme_block("no markers here") is None
+
+
+def test_cli_prints_the_scoreboard_and_refuses_mixed_selections(capsys):
+    from mla.cli import main
+
+    assert main(["report", "--targets"]) == 0
+    out = capsys.readouterr().out
+    for t in targets.TARGETS:
+        assert t.text in out
+    assert main(["report", "--targets", "--markdown"]) == 0
+    assert targets.README_BEGIN not in capsys.readouterr().out  # the block's body only
+    assert main(["report", "--markdown"]) == 2
+    assert "--markdown goes with --targets" in capsys.readouterr().err
+    assert main(["report", "--targets", "--case", "bs4-kv1024-q1-h16"]) == 2
+    assert "--targets reads the manifest's leaderboard runs only" in capsys.readouterr().err
