@@ -711,6 +711,29 @@ def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base)
     assert abs(n_new - n_old) <= 8, (n_new, n_old)
 
 
+UNIFORM = {"v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
+           "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
+
+
+@pytest.mark.parametrize("variant, base", sorted(UNIFORM.items()))
+def test_offline_sm90_ptx_of_uniform_ranges_skips_the_indptr_loads(variant, base):
+    """UNIFORM_RANGES (compiled offline, 16 splits): the program's first global loads (qo_indptr[b], kv_indptr[b],
+    kv_indptr[b + 1]) sit behind a branch on the launch argument uniform_kv_len, whose uniform side (the
+    fall-through up to the branch target) loads nothing; the kernel it is built on loads them unconditionally."""
+    def prologue(ptx):
+        body = ptx[ptx.index(".entry"):]
+        return body, body.index("ld.global")
+
+    body, first_ld = prologue(_sass(variant, 16)[0].asm["ptx"])
+    m = re.search(r"@(%p\d+) bra\s+(\$L__BB\d+_\d+);", body[:first_ld])
+    assert m, "no branch before the first global load"
+    uniform_side = body[m.end():body.index(m.group(2) + ":")]
+    assert "ld.global" not in uniform_side and "ld.param" not in uniform_side.replace("ld.param.b64", "")
+    assert body.index(m.group(2) + ":") < first_ld  # the loads are the branch target's (ragged) side
+    base_body, base_first = prologue(_sass(base, 16)[0].asm["ptx"])
+    assert not re.search(r"@%p\d+ bra", base_body[:base_first]), "the base kernel loads its ranges first"
+
+
 COOP = sorted(n for n, v in VARIANTS.items() if v.coop_merge)
 
 
@@ -1222,3 +1245,26 @@ def test_coop_merge_is_one_launch_and_right_on_every_call(variant):
         TritonDecodePlan(data, kv_format=VARIANTS[variant].gluon_kv, variant=variant, num_splits=64)
     graphed = _graph_replays_on_new_values(variant, 44)
     assert graphed.call_paths["replay"] >= 1 or graphed.call_paths["capture"] >= 1
+
+
+@gpu
+@pytest.mark.parametrize("variant", sorted(UNIFORM))
+def test_uniform_ranges_read_the_launch_argument_and_ragged_batches_the_indptrs(variant):
+    """v151 / v152: on a uniform batch the plan passes the KV length and the kernel computes the ranges from it,
+    shown by a launch whose indptr tensors hold garbage (the validation would refuse them; plan.launch does not
+    validate) still giving the right output; a ragged batch passes 0 and reads its indptrs. Both through the
+    gates of every generation-3 variant (q_seq_len 2 with 32 heads, split-K, NaN-poisoned outputs)."""
+    fmt = VARIANTS[variant].gluon_kv
+    for q_seq_len, heads, splits in ((1, 16, 4), (2, 32, 3)):
+        data = mla.generate_input(8, q_seq_len, 1000, seed=7, device="cuda", num_heads=heads)
+        plan = _checked(data, variant, splits)
+        assert plan.uniform_kv_len == 1000
+        q, kv_data, qo, kv, cfg = data
+        for t in plan.outputs:
+            t.fill_(float("nan"))
+        out = plan.launch((q, kv_data, torch.full_like(qo, 10**6), torch.full_like(kv, -(10**6)), cfg))
+        ok, msg = mla.check(data, out, reference_output=mla.reference(data, kv_format=fmt))
+        assert ok, msg
+    ragged = mla.generate_input(5, 1, 777, seed=3, device="cuda", kv_lens=(777, 64, 300, 1, 513))
+    plan = _checked(ragged, variant, 3)
+    assert plan.uniform_kv_len == 0

@@ -851,7 +851,7 @@ if gl is not None:
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
         stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, uniform_kv_len,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
@@ -864,12 +864,15 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
-        COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2,
+        COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
         balanced work list: grid (head groups, items, 1), item = (batch element, split, its splits)).
+        uniform_kv_len with UNIFORM_RANGES: every element's KV length when the batch is uniform (the ranges are
+        then b x Q_SEQ_LEN and b x uniform_kv_len, what the validated indptrs hold), 0 for a ragged batch (the
+        indptrs are loaded); ignored without UNIFORM_RANGES.
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
         BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
         QK_PAIRS and PV_REG.
@@ -892,6 +895,7 @@ if gl is not None:
         WG2: gl.constexpr = WARPGROUPS == 2
         gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
         gl.static_assert(not EPI_DIRECT and not EARLY_TMA, "EPI_DIRECT, EARLY_TMA: the warp-specialized kernel's")
+        gl.static_assert(not UNIFORM_RANGES or not WORK_LIST, "UNIFORM_RANGES: uniform splits (the work list is ragged's)")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1025,9 +1029,14 @@ if gl is not None:
             split = gl.program_id(1)
             b = gl.program_id(2)
             splits_b = num_splits
-        q_start = gl.load(qo_indptr_ptr + b)
-        kv_start = gl.load(kv_indptr_ptr + b)
-        kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        if UNIFORM_RANGES and uniform_kv_len > 0:  # (v151 / v152) no global round trip before the first copies
+            q_start = b * Q_SEQ_LEN
+            kv_start = b * uniform_kv_len
+            kv_len = uniform_kv_len
+        else:
+            q_start = gl.load(qo_indptr_ptr + b)
+            kv_start = gl.load(kv_indptr_ptr + b)
+            kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
         if WORK_LIST:
             chunk = chunk_tokens
         else:
@@ -2063,6 +2072,7 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
+        UNIFORM_RANGES: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
@@ -2071,6 +2081,7 @@ if gl is not None:
         otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
+        gl.static_assert(not UNIFORM_RANGES, "UNIFORM_RANGES is the one-warpgroup kernel's (v151 / v152)")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

@@ -564,6 +564,10 @@ class TritonDecodePlan:
                                or balanced_by_default(self.variant, self.kv_lens, self.variant.block_n, target)):
             self.fused_reduce = self.balanced = True
         self.chunk_tokens = 0
+        # UNIFORM_RANGES (v151 / v152): a uniform batch's ranges from this argument (the validated indptrs are
+        # b x q_seq_len and b x kv_len: mla.validate); 0 (ragged, or the work list) loads the indptrs
+        self.uniform_kv_len = (self.max_kv_len if self.variant.gluon_uniform_ranges and not kv_lens
+                               and not self.balanced else 0)
         self.work = None
         if self.balanced:  # the schedule spreads the programs over the elements by length
             self.chunk_tokens, items = balanced_schedule(self.kv_lens, self.variant.block_n, target)
@@ -709,6 +713,8 @@ class TritonDecodePlan:
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
                 self.num_splits)
         args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
+        if self.variant.family == "gluon" and not self.variant.gluon_ws:  # + a uniform batch's KV length (or 0)
+            args += (self.uniform_kv_len,)
         if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
             args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
         return args

@@ -127,6 +127,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
             options.update(launch)
         fn = mla_decode_gluon_sm90_ws_kernel if v.gluon_ws else mla_decode_gluon_sm90_kernel
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
+        if not v.gluon_ws:  # (the one-warpgroup kernel's uniform_kv_len: UNIFORM_RANGES reads it)
+            signature["uniform_kv_len"] = "i32"
         if v.gluon_ws and v.gluon_ws_tma:  # the packed cache's TMA descriptors (None for the other ws kernels)
             from .gluon_sm90 import ws_tma_signature
             signature.update(ws_tma_signature(kv_format))
@@ -187,7 +189,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     # what the JIT would specialize at run time: 16-byte aligned pointers and strides divisible by
     # 16 (the MXFP4 scale row stride, 24, is not), which is what lets loads vectorize
     aligned = [k for k, t in signature.items()
-               if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits", "chunk_tokens"))]
+               if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits", "chunk_tokens",
+                                                                  "uniform_kv_len"))]
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k in aligned}
     src = source_cls(fn, signature, attrs=attrs,
                      constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})

@@ -64,6 +64,7 @@ class Variant:
     gluon_epi_direct: bool = False  # gluon_ws + gluon_v_ldsm: partials stored from the accumulator registers (no conversion)
     gluon_early_tma: bool = False  # gluon_epi_direct: the first tiles' TMA loads issued before the Q prologue
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
+    gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
 
@@ -543,6 +544,24 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
             gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, coop_merge=True),
+    # issue 10 / round 46: every one-warpgroup program starts with one global round trip for its ranges
+    # (qo_indptr[b], kv_indptr[b], kv_indptr[b + 1]) before Q's loads and the first KV copies can be issued - both
+    # chains that round 39 found equally long on the short programs begin with it, and after the flush the
+    # indptr lines sit in DRAM. For a uniform batch the validated indptrs are b x q_seq_len and b x kv_len
+    # (mla.validate), so v151 / v152 compute the ranges from a launch argument (uniform_kv_len, read from the
+    # kernel's parameter space) and load nothing first; a ragged batch (uniform_kv_len 0) loads them as before.
+    # Predicted: one DRAM latency (~0.5-0.9 us) off every short program: -4..-7% at bs4-kv1024, -2..-4% at
+    # bs4-kv8192 / bs32-kv1024 / bs64-kv1024, within noise at bs256-kv1024
+    Variant("v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur", 64, 4, 2, 0, "v141 with a uniform batch's Q and KV "
+            "ranges computed from the launch's arguments (no indptr loads before the first copies)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_v_ldsm=True, gluon_uniform_ranges=True),
+    Variant("v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur", 64, 4, 2, 0, "v117 with a uniform batch's Q and KV "
+            "ranges computed from the launch's arguments (no indptr loads before the first copies)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
+            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_uniform_ranges=True),
     # issue 9 / round 41: fp8 has run on the one-warpgroup kernel (v141: two CTAs per SM, each issuing its own
     # cp.async one tile ahead) while MXFP4 went warp-specialized. v149 / v150 are v143's two consumers fed by a
     # one-warp TMA loader (no decoders): the producer / consumer split of FlashMLA's and FlashInfer's sm90 decode,
@@ -717,7 +736,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_decoders": "WS_DECODERS", "gluon_ws_halves": "WS_HALVES",
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
-                    "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST"}
+                    "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
+                    "gluon_uniform_ranges": "UNIFORM_RANGES"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
