@@ -712,6 +712,7 @@ def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base)
 
 
 UNIFORM = {"v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
+           "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
            "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 
 

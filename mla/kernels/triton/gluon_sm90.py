@@ -865,6 +865,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
+        SCALE_FIRST: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -896,6 +897,7 @@ if gl is not None:
         gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
         gl.static_assert(not EPI_DIRECT and not EARLY_TMA, "EPI_DIRECT, EARLY_TMA: the warp-specialized kernel's")
         gl.static_assert(not UNIFORM_RANGES or not WORK_LIST, "UNIFORM_RANGES: uniform splits (the work list is ragged's)")
+        gl.static_assert(not SCALE_FIRST or KV_FORMAT == 1, "SCALE_FIRST: fp8's per-tensor scale")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1037,6 +1039,8 @@ if gl is not None:
             q_start = gl.load(qo_indptr_ptr + b)
             kv_start = gl.load(kv_indptr_ptr + b)
             kv_len = gl.load(kv_indptr_ptr + b + 1) - kv_start
+        if SCALE_FIRST:  # (v153) fp8's per-tensor scale asked for with the ranges, not after Q's quantization
+            kv_scale_first = gl.load(kv_aux_ptr)
         if WORK_LIST:
             chunk = chunk_tokens
         else:
@@ -1090,7 +1094,10 @@ if gl is not None:
                        HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT, WG2)
 
         if KV_FORMAT == 1:
-            kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
+            if SCALE_FIRST:
+                kv_scale = kv_scale_first
+            else:
+                kv_scale = gl.load(kv_aux_ptr)  # fp8: the per-tensor scale (MXFP4: block scales are in the K tile)
             # a scale the validation would refuse (<= 0, inf, NaN) gives NaN rows (see kernels.py)
             kv_scale = gl.where((kv_scale > 0) & (kv_scale < float("inf")), kv_scale, float("nan"))
         else:
@@ -2072,7 +2079,7 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
-        UNIFORM_RANGES: gl.constexpr = False,
+        UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
@@ -2081,7 +2088,7 @@ if gl is not None:
         otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
-        gl.static_assert(not UNIFORM_RANGES, "UNIFORM_RANGES is the one-warpgroup kernel's (v151 / v152)")
+        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST, "UNIFORM_RANGES, SCALE_FIRST: the one-warpgroup kernel's")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

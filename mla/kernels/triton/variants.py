@@ -65,6 +65,7 @@ class Variant:
     gluon_early_tma: bool = False  # gluon_epi_direct: the first tiles' TMA loads issued before the Q prologue
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
+    gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
 
@@ -562,6 +563,15 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
             gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
             gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_uniform_ranges=True),
+    # r46a (issue10/uniform-r46a.csv, two rounds): MXFP4 v152 -6.5% at bs4-kv1024 and -3.8% at bs32-kv1024 against
+    # v117, fp8 v151 only -2% / -1.1% against v141. fp8 has one more global load on its path: the per-tensor scale,
+    # loaded after Q's quantization and needed by the first softmax. v153 loads it first. Predicted: fp8 takes
+    # MXFP4's gain, -0.5..-0.8 us against v141 at bs4-kv1024 and bs32-kv1024
+    Variant("v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", 64, 4, 2, 0, "v151 with the fp8 KV scale loaded at "
+            "the program's start (not after Q's quantization)",
+            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
+            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
+            gluon_v_cf=True, gluon_v_ldsm=True, gluon_uniform_ranges=True, gluon_scale_first=True),
     # issue 9 / round 41: fp8 has run on the one-warpgroup kernel (v141: two CTAs per SM, each issuing its own
     # cp.async one tile ahead) while MXFP4 went warp-specialized. v149 / v150 are v143's two consumers fed by a
     # one-warp TMA loader (no decoders): the producer / consumer split of FlashMLA's and FlashInfer's sm90 decode,
@@ -737,7 +747,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
-                    "gluon_uniform_ranges": "UNIFORM_RANGES"}
+                    "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
