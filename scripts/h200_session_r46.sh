@@ -26,6 +26,14 @@
 #   path, the per-tensor scale, loaded after Q's quantization and needed by the first softmax. v153 asks for it with
 #   the ranges: fp8 then takes MXFP4's gain, v153 against v141 -0.5..-0.8 us at bs4-kv1024 and bs32-kv1024 (-4..-6% /
 #   -3..-4%), v151 between them as in r46a; bs4-kv8192 / bs64-kv1024 / bs256-kv1024 within 1% of v151.
+# Measured in r46b (scale-first-r46b.csv, means of two rounds, kernel us, v141 / v151 / v153): bs4-kv1024 12.26 /
+#   12.13 / 12.06, bs4-kv8192 20.46 / 20.08 / 20.02, bs32-kv1024 18.10 / 17.97 / 17.81, bs64-kv1024 25.39 / 25.23 /
+#   25.15, bs256-kv1024 57.22 / 57.24 / 57.26: v153 -0.9..-2.2% (predicted -4..-6% at bs4-kv1024: missed; the scale
+#   load was not what kept fp8 from MXFP4's gain). The defaults become v153 (fp8) and v152 (MXFP4).
+# Predicted before r46c (campaign 23, the new defaults): best format per shape kernel geomean 42.5-42.8 us (campaign
+#   22: 42.97), fresh about as much under 43.78; bs4-kv1024 / bs4-kv8192 / bs32-kv1024 / bs64-kv1024 best rows -1..-3%,
+#   bs256-kv1024 and every kv8192 row within 1% of campaign 22 (bs256-kv8192 fp8 now v153: 128 tiles a program, the
+#   prologue's latency a fraction of a percent).
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r46a .. r46d}"

@@ -662,7 +662,15 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # shapes (bs256-kv8192 317 vs 394 us, 419 vs 545; bs64-kv8192 99 vs 115, 117 vs 150), same rel_l2
 # gen3-r33 / r34 (2026-12-02): v141 (v116 + V^T fragments by ldmatrix.trans) at or below v116 on 8 of the 9 shapes
 # measured, +0.1% at bs4-kv8192 (bs256-kv8192 305.8 vs 317.7 us, bs128-kv8192 172.5 vs 174.9), same rel_l2
-HOPPER_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
+# round 46 (issue10/uniform-r46a.csv, issue10/scale-first-r46b.csv; two rounds each, opposite variant order, at the
+# default call's split counts): a uniform batch's ranges from the launch argument, no indptr round trip first. MXFP4
+# v152 against v117 at bs4-kv1024 / bs32-kv1024 / bs4-kv8192 / bs64-kv1024 / bs256-kv1024: 12.02 / 18.45 / 21.01 /
+# 26.90 / 63.47 vs 12.85 / 19.17 / 21.14 / 27.06 / 63.49 us (kernel); fp8 v153 (the same + its scale loaded first)
+# against v141: 12.06 / 17.81 / 20.02 / 25.15 / 57.26 vs 12.26 / 18.10 / 20.46 / 25.39 / 57.22. So v153 / v152
+HOPPER_DEFAULT = {"fp8": "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "mxfp4": "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur"}
+# the one-warpgroup defaults before these (rows made then ran the default call's rules with them)
+HOPPER_EARLIER_DEFAULTS = {"fp8": ("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf"),
+                           "mxfp4": ("v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf",)}
 # gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
 # count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
 # bs64-kv8192 (32) a tie, bs256-kv1024 / bs32-kv8192 (16) +14% / +10%, bs4-kv8192 +42%. The default call
