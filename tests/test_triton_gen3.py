@@ -735,6 +735,20 @@ def test_offline_sm90_ptx_of_uniform_ranges_skips_the_indptr_loads(variant, base
     assert not re.search(r"@%p\d+ bra", base_body[:base_first]), "the base kernel loads its ranges first"
 
 
+@pytest.mark.parametrize("variant", sorted(UNIFORM))
+def test_uniform_ranges_compile_with_the_work_list_of_ragged_batches(variant):
+    """The default call takes the balanced work list (fused reduce) for a ragged batch, on the default variant:
+    UNIFORM_RANGES must build there too (the plan passes uniform_kv_len 0, so the indptrs are loaded; campaign
+    23's default-rule tests caught a compile-time assertion that refused the pair)."""
+    from triton.backends.compiler import GPUTarget
+
+    from mla.kernels.triton.offline import compile_offline
+
+    k = compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format=VARIANTS[variant].gluon_kv,
+                        num_splits=4, fused_reduce=True, balanced=True)
+    assert "ld.global" in k.asm["ptx"]
+
+
 COOP = sorted(n for n, v in VARIANTS.items() if v.coop_merge)
 
 

@@ -896,7 +896,6 @@ if gl is not None:
         WG2: gl.constexpr = WARPGROUPS == 2
         gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
         gl.static_assert(not EPI_DIRECT and not EARLY_TMA, "EPI_DIRECT, EARLY_TMA: the warp-specialized kernel's")
-        gl.static_assert(not UNIFORM_RANGES or not WORK_LIST, "UNIFORM_RANGES: uniform splits (the work list is ragged's)")
         gl.static_assert(not SCALE_FIRST or KV_FORMAT == 1, "SCALE_FIRST: fp8's per-tensor scale")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
@@ -1031,7 +1030,9 @@ if gl is not None:
             split = gl.program_id(1)
             b = gl.program_id(2)
             splits_b = num_splits
-        if UNIFORM_RANGES and uniform_kv_len > 0:  # (v151 / v152) no global round trip before the first copies
+        # (v151 / v152) no global round trip before the first copies; the plan passes 0 for a ragged batch and
+        # with the work list (the default call's schedule for ragged batches), which then load the indptrs
+        if UNIFORM_RANGES and uniform_kv_len > 0:
             q_start = b * Q_SEQ_LEN
             kv_start = b * uniform_kv_len
             kv_len = uniform_kv_len
