@@ -1283,3 +1283,20 @@ def test_uniform_ranges_read_the_launch_argument_and_ragged_batches_the_indptrs(
     ragged = mla.generate_input(5, 1, 777, seed=3, device="cuda", kv_lens=(777, 64, 300, 1, 513))
     plan = _checked(ragged, variant, 3)
     assert plan.uniform_kv_len == 0
+
+
+def test_default_variant_takes_the_uniform_ranges_kernels_for_uniform_batches_only():
+    """Round 46: the default call's one-warpgroup kernels are v153 (fp8) / v152 (MXFP4) for a uniform batch and
+    v141 / v117 for a ragged one (the plan would pass uniform_kv_len 0 there, and the balanced work list the
+    default takes for ragged batches ran on the H200 with those); the split and kernel rules apply to both."""
+    from mla.kernels.triton.variants import (HOPPER_RAGGED_DEFAULT, default_variant, is_hopper_default)
+
+    for fmt in ("fp8", "mxfp4"):
+        uniform = default_variant(fmt, hopper_gluon=True)
+        ragged = default_variant(fmt, hopper_gluon=True, ragged=True)
+        assert uniform == HOPPER_DEFAULT[fmt] and VARIANTS[uniform].gluon_uniform_ranges
+        assert ragged == HOPPER_RAGGED_DEFAULT[fmt] and not VARIANTS[ragged].gluon_uniform_ranges
+        assert is_hopper_default(uniform, fmt) and is_hopper_default(ragged, fmt)
+        assert not is_hopper_default(HOPPER_DEFAULT[fmt], "bf16")
+        assert default_variant(fmt, hopper_gluon=False) == default_variant(fmt, hopper_gluon=False, ragged=True)
+    assert VARIANTS[HOPPER_DEFAULT["fp8"]].gluon_scale_first

@@ -38,9 +38,9 @@ from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
                          ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, HOPPER_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
+from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
-                       gluon_launch_options)
+                       gluon_launch_options, is_hopper_default)
 
 TMA_ENCODE_CACHED = install_tensordesc_encode_cache()  # before any launcher is built (direct.py)
 
@@ -458,9 +458,11 @@ class TritonDecodePlan:
         hopper_gluon = not interpreting() and gluon_unavailable_reason(q.device) is None
         # MXFP4: the scales' range decides the default and what the decodes admit (one pass, here only)
         mx_span = mxfp4_scale_span(kv_data["mxfp4"][1]) if kv_format == "mxfp4" else None
+        ragged = bool(config.get("kv_lens"))  # (the default variant differs for ragged batches: HOPPER_RAGGED_DEFAULT)
         if variant is None and kv_format == "mxfp4":
-            variant = default_variant(kv_format, q_format, mx_span, hopper_gluon=hopper_gluon)
-        self.variant = get_variant(variant or default_variant(kv_format, q_format, hopper_gluon=hopper_gluon))
+            variant = default_variant(kv_format, q_format, mx_span, hopper_gluon=hopper_gluon, ragged=ragged)
+        self.variant = get_variant(variant or default_variant(kv_format, q_format, hopper_gluon=hopper_gluon,
+                                                              ragged=ragged))
         if kv_format == "mxfp4" and self.variant.block_n < 32:
             raise ValueError(f"variant {self.variant.name!r}: BLOCK_N {self.variant.block_n} with kv_format 'mxfp4' "
                              "computed wrong results on triton 3.6 / sm90 (H200 probe 2026-11-30); use BLOCK_N >= 32")
@@ -530,7 +532,7 @@ class TritonDecodePlan:
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         ws_name = None
-        if reduce_by_rule and self.variant.name == HOPPER_DEFAULT.get(kv_format):
+        if reduce_by_rule and is_hopper_default(self.variant.name, kv_format):
             if self.splits_by_heuristic:  # short programs one per SM; the warp-specialized kernel at its own count
                 self.num_splits = one_per_sm_splits(kv_format, self.num_splits, self.batch_size, self.max_kv_len,
                                                     self.num_head_groups, device_sm_count(self.device),

@@ -668,6 +668,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # 26.90 / 63.47 vs 12.85 / 19.17 / 21.14 / 27.06 / 63.49 us (kernel); fp8 v153 (the same + its scale loaded first)
 # against v141: 12.06 / 17.81 / 20.02 / 25.15 / 57.26 vs 12.26 / 18.10 / 20.46 / 25.39 / 57.22. So v153 / v152
 HOPPER_DEFAULT = {"fp8": "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "mxfp4": "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur"}
+# A ragged batch gains nothing from UNIFORM_RANGES (the plan passes 0: its indptrs are loaded), and the default
+# call's ragged schedule (the balanced work list) has run on the H200 with v141 / v117 only: ragged batches keep them
+HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 # the one-warpgroup defaults before these (rows made then ran the default call's rules with them)
 HOPPER_EARLIER_DEFAULTS = {"fp8": ("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf"),
                            "mxfp4": ("v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf",)}
@@ -698,15 +701,15 @@ HOPPER_WS_ONE_WAVE = frozenset({"fp8"})
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
-                    hopper_gluon: bool = False) -> str:
+                    hopper_gluon: bool = False, ragged: bool = False) -> str:
     """The variant a plan uses when none is named: HOPPER_DEFAULT where it applies (``hopper_gluon``:
-    an sm90 GPU whose triton has Gluon, bf16 Q), else DEFAULT_VARIANT, unless it cannot take this
-    request (quantized Q, or MXFP4 scales outside what its decode represents exactly), then
-    FALLBACK_VARIANT, then the exact MXFP4 decode."""
+    an sm90 GPU whose triton has Gluon, bf16 Q; HOPPER_RAGGED_DEFAULT for a ``ragged`` batch), else
+    DEFAULT_VARIANT, unless it cannot take this request (quantized Q, or MXFP4 scales outside what its
+    decode represents exactly), then FALLBACK_VARIANT, then the exact MXFP4 decode."""
     lo, hi = mxfp4_scale_range or (127, 127)
     if hopper_gluon and q_format == "bf16" and kv_format in HOPPER_DEFAULT:
         if kv_format != "mxfp4" or MXFP4_GLUON_EXACT[0] <= lo <= hi <= MXFP4_GLUON_EXACT[1]:
-            return HOPPER_DEFAULT[kv_format]
+            return (HOPPER_RAGGED_DEFAULT if ragged else HOPPER_DEFAULT)[kv_format]
     name = DEFAULT_VARIANT[kv_format]
     v = VARIANTS[name]
     if v.family == "swapab":
@@ -716,6 +719,12 @@ def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: t
     if kv_format == "mxfp4" and VARIANTS[name].mx_decode >= 2 and hi > MXFP4_F16_EXACT[1]:
         name = EXACT_MXFP4_VARIANT
     return name
+
+
+def is_hopper_default(name: str, kv_format: str) -> bool:
+    """Whether ``name`` is the default call's one-warpgroup generation-3 variant for this format (uniform or
+    ragged batch): the variant the default call's split and kernel rules apply to."""
+    return name in (HOPPER_DEFAULT.get(kv_format), HOPPER_RAGGED_DEFAULT.get(kv_format))
 
 
 GEN2_DEFAULT = {  # the fastest generation-2 variant per quantized format at bs256-kv8192 (H200, 2026-12-01,
