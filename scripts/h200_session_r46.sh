@@ -34,6 +34,10 @@
 #   22: 42.97), fresh about as much under 43.78; bs4-kv1024 / bs4-kv8192 / bs32-kv1024 / bs64-kv1024 best rows -1..-3%,
 #   bs256-kv1024 and every kv8192 row within 1% of campaign 22 (bs256-kv8192 fp8 now v153: 128 tiles a program, the
 #   prologue's latency a fraction of a percent).
+# Measured in r46c (campaign23-*.csv): kernel geomean 42.85 (just over the predicted range), fresh 43.28 (-0.5 us:
+#   held), the kv8192 rows and bs256-kv1024 within 1% but MXFP4 bs4-kv8192 (+4.4%). The default-rule tests failed on
+#   the ragged default with the work list (a compile-time assertion, removed in f251fa6; ragged batches keep v141 /
+#   v117 since 44189bf). r46d (the whole suite) did not run: no machine was lent after r46c.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r46a .. r46d}"
