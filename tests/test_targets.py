@@ -100,6 +100,7 @@ def test_bs4_kv1024_ratio_uses_the_runs_graph_floor(rows):
     assert set(b["mode"]) == {"cold", "fresh"} and b.met.all()
     floor = rows[(rows.backend == "triton") & (rows.purpose == "leaderboard")].graph_floor_us.iloc[0]
     assert b.value.iloc[0] == pytest.approx(1.0 / floor)
+    assert f"of a {floor:.1f}-us floor" in board.loc["bs4-kv1024", "measured"]  # the ratio names its floor
 
 
 def test_no_triton_rows_give_none():

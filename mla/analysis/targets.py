@@ -31,7 +31,7 @@ BIG = "bs256-kv8192-q1-h16"
 TINY = "bs4-kv1024-q1-h16"
 FORMATS = ("bf16", "fp8", "mxfp4")
 ITEM_COLUMNS = ("issue", "target", "case", "kv_format", "mode", "value", "op", "limit", "unit", "met", "run_id",
-                "git_commit")
+                "git_commit", "floor_us")
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,8 @@ def items(rows: pd.DataFrame | None) -> pd.DataFrame | None:
         if r is None:
             continue
         for mode in ("cold", "fresh"):
-            out.append(_item(t, r, mode, _f(r, f"{mode}_median_us") / _f(r, "graph_floor_us"), "<=", 1.3, "x graph floor"))
+            item = _item(t, r, mode, _f(r, f"{mode}_median_us") / _f(r, "graph_floor_us"), "<=", 1.3, "x graph floor")
+            out.append(None if item is None else dict(item, floor_us=_f(r, "graph_floor_us")))
 
     t = T["small-kernel"]
     for case in SMALL:
@@ -254,7 +255,8 @@ def _measured_line(t: Target, g: pd.DataFrame) -> str:
         for mode, c in g.groupby("mode", sort=False):
             modes.append(f"{mode} " + " / ".join(f"{v:.2f}" for v in c["value"]) + "x")
         fmts = " / ".join(dict.fromkeys(g["kv_format"]))
-        return ", ".join(modes) + f" ({fmts})"
+        floor = f" of a {g['floor_us'].iloc[0]:.1f}-us floor" if "floor_us" in g and g["floor_us"].notna().any() else ""
+        return ", ".join(modes) + f" ({fmts}){floor}"
     return "; ".join(f"{_short(r.case)} {r.kv_format} {_v(r.value, r.unit)}{mark[bool(r.met)]}" for r in g.itertuples())
 
 
