@@ -456,7 +456,7 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     try:
         from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
                                              heads_per_program, one_per_sm_splits, ws_num_splits)
-        from ..kernels.triton.variants import DEFAULT_VARIANT, HOPPER_EARLIER_DEFAULTS, get_variant, is_hopper_default
+        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant, is_hopper_default
     except Exception:  # triton missing: no heuristic to show
         return None
     from ..problem import case_from_name
@@ -468,8 +468,7 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     if getattr(v, "gluon_ws", 0):
         return 2 * ws_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
     splits = choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
-    # the default call's short-program rule (launch.one_per_sm_splits), for today's default and the rows of earlier ones
-    if is_hopper_default(v.name, kv_format) or v.name in HOPPER_EARLIER_DEFAULTS.get(kv_format, ()):
+    if is_hopper_default(v.name, kv_format):  # the default call's short-program rule (launch.one_per_sm_splits)
         splits = one_per_sm_splits(kv_format, splits, c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
     return splits
 

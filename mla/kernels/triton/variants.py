@@ -7,7 +7,7 @@ program); ``num_splits`` is chosen per shape by the split heuristic unless given
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -545,33 +545,6 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True, gluon_epi_natural=True, gluon_kv="mxfp4",
             gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
             gluon_v_cf=True, coop_merge=True),
-    # issue 10 / round 46: every one-warpgroup program starts with one global round trip for its ranges
-    # (qo_indptr[b], kv_indptr[b], kv_indptr[b + 1]) before Q's loads and the first KV copies can be issued - both
-    # chains that round 39 found equally long on the short programs begin with it, and after the flush the
-    # indptr lines sit in DRAM. For a uniform batch the validated indptrs are b x q_seq_len and b x kv_len
-    # (mla.validate), so v151 / v152 compute the ranges from a launch argument (uniform_kv_len, read from the
-    # kernel's parameter space) and load nothing first; a ragged batch (uniform_kv_len 0) loads them as before.
-    # Predicted: one DRAM latency (~0.5-0.9 us) off every short program: -4..-7% at bs4-kv1024, -2..-4% at
-    # bs4-kv8192 / bs32-kv1024 / bs64-kv1024, within noise at bs256-kv1024
-    Variant("v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur", 64, 4, 2, 0, "v141 with a uniform batch's Q and KV "
-            "ranges computed from the launch's arguments (no indptr loads before the first copies)",
-            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
-            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
-            gluon_v_cf=True, gluon_v_ldsm=True, gluon_uniform_ranges=True),
-    Variant("v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur", 64, 4, 2, 0, "v117 with a uniform batch's Q and KV "
-            "ranges computed from the launch's arguments (no indptr loads before the first copies)",
-            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
-            gluon_epi_natural=True, gluon_kv="mxfp4", gluon_row_perm=True, gluon_lazy_sum=True, gluon_pv_fp8=True,
-            gluon_qk_cat=True, gluon_pv_promote=1, gluon_v_cf=True, gluon_uniform_ranges=True),
-    # r46a (issue10/uniform-r46a.csv, two rounds): MXFP4 v152 -6.5% at bs4-kv1024 and -3.8% at bs32-kv1024 against
-    # v117, fp8 v151 only -2% / -1.1% against v141. fp8 has one more global load on its path: the per-tensor scale,
-    # loaded after Q's quantization and needed by the first softmax. v153 loads it first. Predicted: fp8 takes
-    # MXFP4's gain, -0.5..-0.8 us against v141 at bs4-kv1024 and bs32-kv1024
-    Variant("v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", 64, 4, 2, 0, "v151 with the fp8 KV scale loaded at "
-            "the program's start (not after Q's quantization)",
-            family="gluon", pv_swap=True, tile_reduce=True, gluon_pv_reg=True, gluon_qk_pairs=True,
-            gluon_epi_natural=True, gluon_lazy_sum=True, gluon_pv_fp8=True, gluon_qk_cat=True, gluon_pv_promote=1,
-            gluon_v_cf=True, gluon_v_ldsm=True, gluon_uniform_ranges=True, gluon_scale_first=True),
     # issue 9 / round 41: fp8 has run on the one-warpgroup kernel (v141: two CTAs per SM, each issuing its own
     # cp.async one tile ahead) while MXFP4 went warp-specialized. v149 / v150 are v143's two consumers fed by a
     # one-warp TMA loader (no decoders): the producer / consumer split of FlashMLA's and FlashInfer's sm90 decode,
@@ -627,6 +600,37 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "list", mx_decode=2, dot_f16=True, fused_reduce=True, balanced=True),
 )}
 
+
+def _plus(base: str, name: str, what: str, **changes) -> Variant:
+    """A variant that is ``base`` with ``changes`` (the registry's usual one-line "what changed")."""
+    return replace(VARIANTS[base], name=name, what_changed=what, **changes)
+
+
+# issue 10 / round 46: every one-warpgroup program starts with one global round trip for its ranges
+# (qo_indptr[b], kv_indptr[b], kv_indptr[b + 1]) before Q's loads and the first KV copies can be issued - both
+# chains that round 39 found equally long on the short programs begin with it, and after the flush the
+# indptr lines sit in DRAM. For a uniform batch the validated indptrs are b x q_seq_len and b x kv_len
+# (mla.validate), so v151 / v152 compute the ranges from a launch argument (uniform_kv_len, read from the
+# kernel's parameter space) and load nothing first; a ragged batch (uniform_kv_len 0) loads them as before.
+# Predicted: one DRAM latency (~0.5-0.9 us) off every short program: -4..-7% at bs4-kv1024, -2..-4% at
+# bs4-kv8192 / bs32-kv1024 / bs64-kv1024, within noise at bs256-kv1024
+for _v in (
+        _plus("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur",
+              "v141 with a uniform batch's Q and KV ranges computed from the launch's arguments (no indptr loads "
+              "before the first copies)", gluon_uniform_ranges=True),
+        _plus("v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf", "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur",
+              "v117 with a uniform batch's Q and KV ranges computed from the launch's arguments (no indptr loads "
+              "before the first copies)", gluon_uniform_ranges=True),
+        # r46a (issue10/uniform-r46a.csv, two rounds): MXFP4 v152 -6.5% at bs4-kv1024 and -3.8% at bs32-kv1024 against
+        # v117, fp8 v151 only -2% / -1.1% against v141. fp8 has one more global load on its path: the per-tensor scale,
+        # loaded after Q's quantization and needed by the first softmax. v153 loads it first. Predicted: fp8 takes
+        # MXFP4's gain, -0.5..-0.8 us against v141 at bs4-kv1024 and bs32-kv1024
+        _plus("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf",
+              "v151 with the fp8 KV scale loaded at the program's start (not after Q's quantization)",
+              gluon_uniform_ranges=True, gluon_scale_first=True)):
+    VARIANTS[_v.name] = _v
+del _v
+
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
     "fp8": "v75_n64_w4_s3_sab_pvs_c2",  # generation 2: bs256-kv8192 1083 (v35) -> 489 us (gen2/)
@@ -671,9 +675,6 @@ HOPPER_DEFAULT = {"fp8": "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "mxfp
 # A ragged batch gains nothing from UNIFORM_RANGES (the plan passes 0: its indptrs are loaded), and the default
 # call's ragged schedule (the balanced work list) has run on the H200 with v141 / v117 only: ragged batches keep them
 HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
-# the one-warpgroup defaults before these (rows made then ran the default call's rules with them)
-HOPPER_EARLIER_DEFAULTS = {"fp8": ("v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "v116_n64_w4_s2_gl_en_ls_p8_qc_pp_cf"),
-                           "mxfp4": ("v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf",)}
 # gen3-r27 / r28: the warp-specialized MXFP4 kernel against v117, by KV tiles per program (at v117's split
 # count): bs256-kv8192 (128 tiles) 387 vs 418 us, bs128-kv8192 208 vs 219, bs256-kv4096 (64) 212 vs 216;
 # bs64-kv8192 (32) a tie, bs256-kv1024 / bs32-kv8192 (16) +14% / +10%, bs4-kv8192 +42%. The default call
@@ -723,7 +724,8 @@ def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: t
 
 def is_hopper_default(name: str, kv_format: str) -> bool:
     """Whether ``name`` is the default call's one-warpgroup generation-3 variant for this format (uniform or
-    ragged batch): the variant the default call's split and kernel rules apply to."""
+    ragged batch): the variant the default call's split and kernel rules apply to (campaign 22's and earlier
+    leaderboard rows ran v141 / v117, today's ragged default, under the same rules)."""
     return name in (HOPPER_DEFAULT.get(kv_format), HOPPER_RAGGED_DEFAULT.get(kv_format))
 
 
