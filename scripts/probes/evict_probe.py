@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     ap.add_argument("out_dir", nargs="?", default="out")
     ap.add_argument("--seconds", type=float, default=0.4, help="kernel-mode window per row")
     args = ap.parse_args(argv)
-    ptx_hints.install()
+    ptx_hints.install_ptx_hints()
     device = torch.device("cuda")
     base = prov.provenance(device, prov.new_run_id(device))
     bw = measure_bandwidth(device)

@@ -37,7 +37,7 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
-from .ptx_hints import install as install_ptx_hints
+from .ptx_hints import install_ptx_hints
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,

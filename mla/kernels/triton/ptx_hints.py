@@ -8,7 +8,7 @@ to the instruction PTX has for it::
     cp.async.cg.shared.global.L2::cache_hint [ %r56 + 0 ], [ %rd19 + 0 ], 0x10, %r57, %rd18;
 
 Triton 3.6 keeps the attribute on the TTGIR op (``evictionPolicy = evict_first``) but emits a plain
-``cp.async.cg.shared.global``: the hint is lost, silently. :func:`install` adds a compiler stage hook
+``cp.async.cg.shared.global``: the hint is lost, silently. :func:`install_ptx_hints` adds a compiler stage hook
 (``triton.knobs.runtime.add_stages_inspection_hook``, chained after any hook already there) that, for a kernel whose
 TTGIR marks *every* async copy evict_first, rewrites its PTX to the 3.9 form above (:func:`add_evict_first`). A
 kernel with unmarked or mixed copies is left alone: PTX no longer says which copy came from which op.
@@ -23,19 +23,19 @@ from __future__ import annotations
 import re
 
 POLICY_REG = "%rd_mla_l2ef"
-_CP_ASYNC = re.compile(r"cp\.async\.(ca|cg)\.shared\.global(\s+)(\[[^\]]*\]\s*,\s*\[[^\]]*\]\s*,\s*[^;]+);")
-_ENTRY = re.compile(r"(\.visible\s+\.entry\s+[^\n]*\([^)]*\)[^{]*\{)", re.S)
-_MARKED = "evictionPolicy = evict_first"
-_flagged: set[int] = set()
+_PTX_CP_ASYNC = re.compile(r"cp\.async\.(ca|cg)\.shared\.global(\s+)(\[[^\]]*\]\s*,\s*\[[^\]]*\]\s*,\s*[^;]+);")
+_PTX_ENTRY = re.compile(r"(\.visible\s+\.entry\s+[^\n]*\([^)]*\)[^{]*\{)", re.S)
+_PTX_EVICT_MARK = "evictionPolicy = evict_first"
+_PTX_HINTS_FLAGGED: set[int] = set()
 
 
 def add_evict_first(ptx: str) -> str:
     """``ptx`` with every ``cp.async ... shared.global`` given an L2 evict_first cache policy, created once at the
     top of each kernel entry (what triton 3.9 emits for ``eviction_policy="evict_first"``). Copies that already
     carry a cache hint are left as they are. Raises ValueError on PTX with copies but no kernel entry."""
-    if not _CP_ASYNC.search(ptx):
+    if not _PTX_CP_ASYNC.search(ptx):
         return ptx
-    entries = list(_ENTRY.finditer(ptx))
+    entries = list(_PTX_ENTRY.finditer(ptx))
     if not entries:
         raise ValueError("PTX has cp.async copies but no .visible .entry to create the cache policy in")
     out, pos = [], 0
@@ -45,14 +45,14 @@ def add_evict_first(ptx: str) -> str:
         pos = m.end()
     out.append(ptx[pos:])
     text = "".join(out)
-    return _CP_ASYNC.sub(lambda c: f"cp.async.{c.group(1)}.shared.global.L2::cache_hint{c.group(2)}"
+    return _PTX_CP_ASYNC.sub(lambda c: f"cp.async.{c.group(1)}.shared.global.L2::cache_hint{c.group(2)}"
                                    f"{c.group(3).rstrip()}, {POLICY_REG};", text)
 
 
 def all_async_copies_marked(ttgir: str) -> bool:
     """Whether the TTGIR has async copies and every one carries ``evictionPolicy = evict_first``."""
     ops = [line for line in ttgir.splitlines() if "async_copy_global_to_local" in line and "=" in line]
-    return bool(ops) and all(_MARKED in line for line in ops)
+    return bool(ops) and all(_PTX_EVICT_MARK in line for line in ops)
 
 
 def lowering_drops_hint() -> bool:
@@ -65,7 +65,7 @@ def lowering_drops_hint() -> bool:
     return not hasattr(async_copy, "async_load")
 
 
-def _hook(previous):
+def _ptx_hints_hook(previous):
     def hook(backend, stages, options, language, capability):
         if previous is not None:
             previous(backend, stages, options, language, capability)
@@ -75,13 +75,13 @@ def _hook(previous):
 
         def llir(src, metadata):
             if all_async_copies_marked(str(src)):
-                _flagged.add(id(metadata))
+                _PTX_HINTS_FLAGGED.add(id(metadata))
             return make_llir(src, metadata)
 
         def ptx(src, metadata):
             text = make_ptx(src, metadata)
-            if id(metadata) in _flagged:
-                _flagged.discard(id(metadata))
+            if id(metadata) in _PTX_HINTS_FLAGGED:
+                _PTX_HINTS_FLAGGED.discard(id(metadata))
                 text = add_evict_first(text)
             return text
 
@@ -91,7 +91,7 @@ def _hook(previous):
     return hook
 
 
-def install() -> bool:
+def install_ptx_hints() -> bool:
     """Install the hook (once) where this triton needs it; True if it is installed now."""
     if not lowering_drops_hint():
         return False
@@ -100,5 +100,5 @@ def install() -> bool:
     current = knobs.runtime.add_stages_inspection_hook
     if getattr(current, "_mla_ptx_hints", False):
         return True
-    knobs.runtime.add_stages_inspection_hook = _hook(current)
+    knobs.runtime.add_stages_inspection_hook = _ptx_hints_hook(current)
     return True
