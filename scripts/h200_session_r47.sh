@@ -5,7 +5,9 @@
 #         counts (v153 where the default takes v149: the one-warpgroup control), kernel and fresh modes, two rounds in
 #         opposite order; MXFP4 v155 against v152 on the five shapes the one-warpgroup default runs, one round; the
 #         GPU tests of v154 - v156 (tests/test_ptx_hints.py, generation 3's gates); bf16 v156 against v28 if budget
-#   r47b  what r47a left, then the default-rule and post-round-46 GPU tests, then campaign 24 if the defaults moved
+#   r47b  the hinted fp8 kernel assembled by the image's CUDA 13.0 ptxas (TRITON_PTXAS_PATH) instead of triton 3.6's
+#         12.8, whose hinted LDGSTS crashed in r47a: v154's GPU test, then v153 / v154 / v153 at four shapes (kernel
+#         mode); then the default-rule and post-round-46 GPU tests with the stock toolchain
 #   r47c  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r47.sh r47a|r47b|r47c     (writes $OUT/*)
 # Predicted before r47a (written 2026-12-04 ~21:10 UTC, before the call):
@@ -22,6 +24,14 @@
 #     warp-specialized MXFP4 rows did not move between flushes); bs256-kv1024 -2..-6%, the short shapes within +-2%.
 #   - bf16 v156 against v28: bs32-kv8192 90.0 -> 81-84 (round 36: 90.0 -> 80.5 under the read flush), bs64-kv8192
 #     157 -> 149-152, bs256-kv1024 87.7 -> 80-83, bs256-kv8192 554 -> 545-551.
+# Measured in r47a (evict-probe.csv): a plain read after the write flush, normal -> evict_first (read flush): 16 MiB
+#   10.50 -> 10.21 (8.74), 40 MB 19.17 -> 17.09 (15.01), 152 MB 48.77 -> 46.14 (40.16), 304 MB 83.65 -> 84.32 (74.94),
+#   1216 MB 300.4 -> 319.2 (292.4): half the write-back gap at 40 MB, 30% at 152 MB, none at 304 MB, +6% at 1.2 GB.
+#   Missed (predicted >= 60% from 152 MB on). Every v154 / v155 / v156 launch: "an illegal instruction" (triton 3.6's
+#   ptxas 12.8 encodes the hinted LDGSTS's uniform-register pair as UR0 / UR1, which nothing sets; offline SASS).
+# Predicted before r47b: if CUDA 13.0's ptxas encodes the pair it sets, v154 = v153 bitwise and the kernel rows
+#   follow the probe's sizes: bs64-kv1024 (40 MB) -1..-2 us, bs256-kv1024 (160 MB) and bs32-kv8192 (152 MB)
+#   -2..-3 us, bs4-kv8192 (19 MB) within 0.5 us; if it encodes UR0 / UR1 too, the same illegal instruction.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r47a .. r47c}"
@@ -56,10 +66,24 @@ r47a)
   show "$S"
   ;;
 r47b)
-  S=$OUT/evict-r47b.csv
-  step bf16 120 $B --kv-format bf16 --cases leaderboard --sweep variant="$V156,$V28" --out "$S" --append
-  ab mxfp4 "$S" 2 "$MX_GROUPS" "$V155,$V152"
+  # ptxas: triton 3.6's bundled 12.8 encodes the hinted LDGSTS with an unset uniform-register pair (illegal
+  # instruction in r47a); the image's CUDA 13.0 ptxas is the one other assembler here
+  PX=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
+  say "ptxas: ${PX:-none} $(${PX:-false} --version 2>/dev/null | tail -1)"
+  S=$OUT/evict-ptxas13-r47b.csv
+  export TRITON_PTXAS_PATH=$PX TRITON_CACHE_DIR=/tmp/tcache-r47b
+  step ef-tests 120 python3 -m pytest -q -p no:cacheprovider tests/test_ptx_hints.py -k "changes_caching and v154" -rfE \
+    --junitxml="$OUT/pytest-ptxas13-r47b.xml"
+  for f in $(find /tmp/tcache-r47b -name "mla_decode_gluon_sm90_kernel.cubin" | head -2); do
+    say "$f: $(cuobjdump -sass "$f" 2>/dev/null | grep -m1 LDGSTS)"
+  done
+  for g in 2:bs64-kv1024-q1-h16 1:bs256-kv1024-q1-h16 8:bs32-kv8192-q1-h16 32:bs4-kv8192-q1-h16; do
+    n=${g%%:*}; c=${g#*:}
+    step "fp8-$n" 60 python3 -m mla bench --backend triton --no-progress --mode kernel --bandwidth-gbs 4344.6,4260.3 \
+      --kv-format fp8 --cases "$c" --sweep variant="$V153,$V154,$V153" --sweep num_splits="$n" --out "$S" --append
+  done
   show "$S"
+  unset TRITON_PTXAS_PATH; export TRITON_CACHE_DIR=/tmp/tcache-r47
   step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "default or fused or balanced" \
     -rfE --junitxml="$OUT/pytest-defaults-r47b.xml"
   ;;
