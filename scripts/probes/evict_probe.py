@@ -5,8 +5,7 @@ A write flush (ours: 1 GiB zeroed; eval.py's: a 62.5 GiB randn) leaves the L2 fu
 MB a memory-bound kernel reads evict them, and their write-back shares the DRAM with the reads (~8-9 us from 128 MiB
 on, docs/notes-harness.md "The flush"). With the reads marked evict_first the L2 should replace the stream's own
 lines first and leave most dirty ones in place. One read kernel (each program sums a contiguous slice, int32 words,
-plain ``ld.global`` loads: every triton lowers their hint; the decode kernels' cp.async copies are
-the A/B of v154-v156 against their bases), with and without ``eviction_policy="evict_first"``, timed as the
+plain ``ld.global`` loads, whose hint every triton lowers), with and without ``eviction_policy="evict_first"``, timed as the
 harness's kernel mode times a decode (captured in a CUDA graph, replayed behind the flush) after the write flush
 and after a read flush (clean lines: the control).
 
@@ -26,7 +25,6 @@ from mla.bench import provenance as prov
 from mla.bench.bandwidth import measure_bandwidth
 from mla.bench.stats import StoppingRule
 from mla.bench.timers import L2Flush, capture_graph, time_graph
-from mla.kernels.triton import ptx_hints
 
 BLOCK = 2048  # int32 words a program reads per trip (8 KB)
 
@@ -46,7 +44,6 @@ def main(argv=None) -> int:
     ap.add_argument("out_dir", nargs="?", default="out")
     ap.add_argument("--seconds", type=float, default=0.4, help="kernel-mode window per row")
     args = ap.parse_args(argv)
-    ptx_hints.install_ptx_hints()
     device = torch.device("cuda")
     base = prov.provenance(device, prov.new_run_id(device))
     bw = measure_bandwidth(device)

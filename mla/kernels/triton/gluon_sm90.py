@@ -195,16 +195,15 @@ if gl is not None:
 
     @gluon.jit
     def _issue_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
-                    layout: gl.constexpr, ROW_PERM: gl.constexpr, EVICT: gl.constexpr = ""):
-        """cp.async of one tile, 576 bytes per token as 9 chunks of 64 (tokens >= end zero-filled), + commit.
-        EVICT: the copies' L2 eviction priority ("evict_first": KV_EVICT)."""
+                    layout: gl.constexpr, ROW_PERM: gl.constexpr):
+        """cp.async of one tile, 576 bytes per token as 9 chunks of 64 (tokens >= end zero-filled), + commit."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
         col = gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
         pos = n0 + _row_token(t, ROW_PERM)
         ok = (pos < end)[:, None]
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
         for c in gl.static_range(9):
-            _cp_async(_chunk(k_smem, stage, c), base + c * 64, mask=ok, eviction_policy=EVICT)
+            _cp_async(_chunk(k_smem, stage, c), base + c * 64, mask=ok)
         async_copy.commit_group()
 
     # -- MXFP4 (KV_FORMAT 2) -------------------------------------------------------------------
@@ -235,31 +234,30 @@ if gl is not None:
 
     @gluon.jit
     def _issue_mx_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, mx_lat, mx_rope, BLOCK_N: gl.constexpr,
-                       lat_layout: gl.constexpr, rope_layout: gl.constexpr, ROW_PERM: gl.constexpr,
-                       EVICT: gl.constexpr = ""):
+                       lat_layout: gl.constexpr, rope_layout: gl.constexpr, ROW_PERM: gl.constexpr):
         """cp.async of one packed MXFP4 tile: bytes 0..255 (latent) and 256..287 (rope) of each token's row,
         16 bytes per copy (tokens >= end zero-filled), + commit. The scales travel by register loads."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, lat_layout))
         col = gl.arange(0, 256, layout=gl.SliceLayout(0, lat_layout))
         pos = n0 + _row_token(t, ROW_PERM)
         base = kv_ptr + ((kv_start + pos).to(gl.int64) * stride_kv_tok)[:, None] + col[None, :]
-        _cp_async(mx_lat.index(stage), base, mask=(pos < end)[:, None], eviction_policy=EVICT)
+        _cp_async(mx_lat.index(stage), base, mask=(pos < end)[:, None])
         tr = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, rope_layout))
         colr = gl.arange(0, 32, layout=gl.SliceLayout(0, rope_layout))
         posr = n0 + _row_token(tr, ROW_PERM)
         baser = kv_ptr + ((kv_start + posr).to(gl.int64) * stride_kv_tok)[:, None] + 256 + colr[None, :]
-        _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None], eviction_policy=EVICT)
+        _cp_async(mx_rope.index(stage), baser, mask=(posr < end)[:, None])
         async_copy.commit_group()
 
     @gluon.jit
     def _load_mx_scales(sc_ptr, kv_start, n0, end, stride_sc_tok, NBLK: gl.constexpr, blk0: gl.constexpr,
-                        BLOCK_N: gl.constexpr, layout: gl.constexpr, ROW_PERM: gl.constexpr, EVICT: gl.constexpr = ""):
+                        BLOCK_N: gl.constexpr, layout: gl.constexpr, ROW_PERM: gl.constexpr):
         """E8M0 bytes [BLOCK_N, NBLK] of blocks blk0 .. blk0 + NBLK of one tile (0 past end), as int32."""
         t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
         blk = gl.arange(0, NBLK, layout=gl.SliceLayout(0, layout))
         pos = n0 + _row_token(t, ROW_PERM)
         ptr = sc_ptr + ((kv_start + pos).to(gl.int64) * stride_sc_tok)[:, None] + blk0 + blk[None, :]
-        return gl.load(ptr, mask=(pos < end)[:, None], other=0, eviction_policy=EVICT).to(gl.int32)
+        return gl.load(ptr, mask=(pos < end)[:, None], other=0).to(gl.int32)
 
     # MX_LUT2 (v138+): the same two table words by one PTX block. _mx_to_e4m3's Triton expression compiles (triton
     # 3.6, v133's decoder) to 8 integer instructions per block: LLVM narrows (sc - 122) u<= 11 to 8 bits (sc is
@@ -867,7 +865,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
-        SCALE_FIRST: gl.constexpr = False, KV_EVICT: gl.constexpr = "",
+        SCALE_FIRST: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -1076,15 +1074,15 @@ if gl is not None:
         for i in gl.static_range(STAGES - 1):
             if KV_FORMAT == 2:
                 _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
-                               mx_copy, rope_blk, ROW_PERM, KV_EVICT)
+                               mx_copy, rope_blk, ROW_PERM)
             else:
                 _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, cp_blk,
-                            ROW_PERM, KV_EVICT)
+                            ROW_PERM)
         if KV_FORMAT == 2:  # the first tile's scales (register prefetch, one tile ahead from here on)
             sc_lat = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 16, 0, BLOCK_N,
-                                     gl.SliceLayout(2, dec_lat), ROW_PERM, KV_EVICT)
+                                     gl.SliceLayout(2, dec_lat), ROW_PERM)
             sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
-                                      gl.SliceLayout(2, dec_rope), ROW_PERM, KV_EVICT)
+                                      gl.SliceLayout(2, dec_rope), ROW_PERM)
 
         if KV_FIRST:  # pin the order: the compiler may sink the copies above (and the KV range's loads they need)
             # below Q's loads and quantization (triton 3.9: v141 and v117; 3.6: v117 only); a barrier is a memory
@@ -1151,11 +1149,11 @@ if gl is not None:
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
             if KV_FORMAT == 2:
                 _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM, KV_EVICT)
+                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM)
                 sc_lat_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 16, 0, BLOCK_N,
-                                              gl.SliceLayout(2, dec_lat), ROW_PERM, KV_EVICT)
+                                              gl.SliceLayout(2, dec_lat), ROW_PERM)
                 sc_rope_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 2, 16, BLOCK_N,
-                                               gl.SliceLayout(2, dec_rope), ROW_PERM, KV_EVICT)
+                                               gl.SliceLayout(2, dec_rope), ROW_PERM)
                 async_copy.wait_group(STAGES - 1)
                 _cta_barrier()  # tile j's packed bytes are in; every warp is done with the last K tile
                 _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope, dec_lat_2d, ROW_PERM,
@@ -1167,7 +1165,7 @@ if gl is not None:
                 kst = 0
             else:
                 _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM, KV_EVICT)
+                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
                 async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's
@@ -2082,7 +2080,7 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
-        UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, KV_EVICT: gl.constexpr = "",
+        UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
@@ -2092,8 +2090,6 @@ if gl is not None:
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
         gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST, "UNIFORM_RANGES, SCALE_FIRST: the one-warpgroup kernel's")
-        # (its copies are TMA, whose L2 cache hint triton 3.6's Gluon does not expose)
-        gl.static_assert(KV_EVICT == "", "KV_EVICT: the one-warpgroup kernel's cp.async copies")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

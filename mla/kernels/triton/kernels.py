@@ -308,30 +308,28 @@ def _bytes_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr):
 
 @triton.jit
 def _load_kv_raw(kv_ptr, scales_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok,
-                 KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, MX_DECODE: tl.constexpr = 0, EVICT: tl.constexpr = ""):
+                 KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, MX_DECODE: tl.constexpr = 0):
     """One KV tile as stored, 4 tensors: bf16/fp8 (latent [BLOCK_N, 512], rope [BLOCK_N, 64], -, -);
     MXFP4 (packed latent [BLOCK_N, 16, 16], packed rope [BLOCK_N, 2, 16], scales [BLOCK_N, 16],
-    [BLOCK_N, 2]): 288 packed bytes per token = 18 blocks of 16 bytes, 16 latent + 2 rope.
-    EVICT: the loads' L2 eviction priority (KV_EVICT of the split kernel)."""
+    [BLOCK_N, 2]): 288 packed bytes per token = 18 blocks of 16 bytes, 16 latent + 2 rope."""
     if KV_FORMAT == 2 and MX_DECODE >= 2:
         # int32 words: 4 per 16-byte MX block; rows are 288 B (16-byte aligned): 16-byte cp.async
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
         # 2-D [BLOCK_N, words] loads: one contiguous run per token, so lanes spread along the words
         # (the decoded tile then keeps the 512 dims fastest and its smem copy takes vector stores)
         m2 = tok_mask[:, None]
-        a = tl.load(wrow + tl.arange(0, 64)[None, :], mask=m2, other=0, eviction_policy=EVICT)
-        b = tl.load(wrow + 64 + tl.arange(0, 8)[None, :], mask=m2, other=0, eviction_policy=EVICT)
+        a = tl.load(wrow + tl.arange(0, 64)[None, :], mask=m2, other=0)
+        b = tl.load(wrow + 64 + tl.arange(0, 8)[None, :], mask=m2, other=0)
         # E8M0 scales as int32 words too (bytes 0..15 latent, word 4 = bytes 16..19 holds the two rope
         # scales): byte loads of the 24-byte scale rows compiled to plain LDG that stalled every trip;
         # 4-byte words go through cp.async with the tile
         swrow = (scales_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
-        c = tl.load(swrow + tl.arange(0, 4)[None, :], mask=m2, other=0, eviction_policy=EVICT)
-        d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0,
-                    eviction_policy=EVICT)
+        c = tl.load(swrow + tl.arange(0, 4)[None, :], mask=m2, other=0)
+        d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
     elif KV_FORMAT == 1 and MX_DECODE >= 2:  # fp8 as int32 words (4 e4m3 each), lanes along the words
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
-        a = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0, eviction_policy=EVICT)
-        b = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=tok_mask[:, None], other=0, eviction_policy=EVICT)
+        a = tl.load(wrow + tl.arange(0, 128)[None, :], mask=tok_mask[:, None], other=0)
+        b = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=tok_mask[:, None], other=0)
         c = tl.zeros([BLOCK_N, 16], dtype=tl.uint8)
         d = tl.zeros([BLOCK_N, 2], dtype=tl.uint8)
     elif KV_FORMAT == 2:
@@ -340,15 +338,15 @@ def _load_kv_raw(kv_ptr, scales_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok
         byte = tl.arange(0, 16)
         row = kv_ptr + tok[:, None, None] * stride_kv_tok
         m3 = tok_mask[:, None, None]
-        a = tl.load(row + blk_lat[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0, eviction_policy=EVICT)
-        b = tl.load(row + 256 + blk_rope[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0, eviction_policy=EVICT)
+        a = tl.load(row + blk_lat[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0)
+        b = tl.load(row + 256 + blk_rope[None, :, None] * 16 + byte[None, None, :], mask=m3, other=0)
         srow = scales_ptr + tok[:, None] * stride_sc_tok
-        c = tl.load(srow + blk_lat[None, :], mask=tok_mask[:, None], other=0, eviction_policy=EVICT)
-        d = tl.load(srow + 16 + blk_rope[None, :], mask=tok_mask[:, None], other=0, eviction_policy=EVICT)
+        c = tl.load(srow + blk_lat[None, :], mask=tok_mask[:, None], other=0)
+        d = tl.load(srow + 16 + blk_rope[None, :], mask=tok_mask[:, None], other=0)
     else:
         row = kv_ptr + tok[:, None] * stride_kv_tok
-        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0, eviction_policy=EVICT)
-        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0, eviction_policy=EVICT)
+        a = tl.load(row + tl.arange(0, 512)[None, :], mask=tok_mask[:, None], other=0.0)
+        b = tl.load(row + 512 + tl.arange(0, 64)[None, :], mask=tok_mask[:, None], other=0.0)
         c = tl.zeros([BLOCK_N, 16], dtype=tl.uint8)  # unused placeholders keep one signature
         d = tl.zeros([BLOCK_N, 2], dtype=tl.uint8)
     return a, b, c, d
@@ -440,7 +438,7 @@ def mla_decode_split_kernel(
     KV_FORMAT: tl.constexpr, Q_FORMAT: tl.constexpr, DOT_FP32: tl.constexpr,
     DOT_F16: tl.constexpr = False, MX_DECODE: tl.constexpr = 0, PREFETCH: tl.constexpr = False,
     USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False, FUSED_REDUCE: tl.constexpr = False,
-    PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = 0, KV_EVICT: tl.constexpr = "",
+    PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = 0,
 ):
     """Grid (NUM_HEADS // HEADS_PER_PROG, num_splits, batch). With SINGLE_PASS (num_splits == 1) it
     writes the bf16 output directly; else fp32 partials [total_q, H, num_splits, 512] and base-2 LSE
@@ -507,17 +505,17 @@ def mla_decode_split_kernel(
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH:  # register double buffer: the next tile's loads fly while this one is decoded
         r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + start + offs_n, start + offs_n < end,
-                                      stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE, KV_EVICT)
+                                      stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
     for n0 in range(start, end, BLOCK_N):
         pos = n0 + offs_n
         if PREFETCH:
             c0, c1, c2, c3 = r0, r1, r2, r3
             nxt = pos + BLOCK_N
             r0, r1, r2, r3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + nxt, nxt < end, stride_kv_tok,
-                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE, KV_EVICT)
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
         else:
             c0, c1, c2, c3 = _load_kv_raw(kv_ptr, kv_aux_ptr, kv_start + pos, pos < end, stride_kv_tok,
-                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE, KV_EVICT)
+                                          stride_sc_tok, KV_FORMAT, BLOCK_N, MX_DECODE)
         lat, rope = _decode_kv(c0, c1, c2, c3, KV_FORMAT, BLOCK_N, DOT_DTYPE, MX_DECODE, USE_PTX)
         s = tl.dot(q_lat, tl.trans(lat)) + tl.dot(q_rope, tl.trans(rope))
         s = s * row_score_scale[:, None]

@@ -37,14 +37,12 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce
 from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
                          ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
-from .ptx_hints import install_ptx_hints
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options, is_hopper_default)
 
 TMA_ENCODE_CACHED = install_tensordesc_encode_cache()  # before any launcher is built (direct.py)
-PTX_HINTS_PASS = install_ptx_hints()  # kv_evict variants on a triton whose cp.async drops the hint (ptx_hints.py)
 
 MAX_SPLITS = 64
 MAX_GRAPHS = 8
@@ -625,8 +623,6 @@ class TritonDecodePlan:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,
                                    MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch)
-            if self.variant.kv_evict:  # (only when set: the other variants keep their compiled signature)
-                self.constexprs["KV_EVICT"] = self.variant.kv_evict
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
         can_graph = self.device.type == "cuda" and not interpreting()

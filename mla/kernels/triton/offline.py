@@ -160,7 +160,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_FP32=False, DOT_F16=v.dot_f16,
                           MX_DECODE=v.mx_decode, PREFETCH=v.prefetch, USE_PTX=target.backend == "cuda",
                           WORK_LIST=work_list, FUSED_REDUCE=fused,
-                          PARTIAL_BF16=v.partial_bf16, KV_EVICT=v.kv_evict)
+                          PARTIAL_BF16=v.partial_bf16)
         fn, signature = mla_decode_split_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
             signature["part_o_ptr"] = "*bf16"

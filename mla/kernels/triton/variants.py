@@ -66,8 +66,6 @@ class Variant:
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
-    kv_evict: str = ""  # L2 eviction priority of the KV copies ("evict_first": generation 1, and generation 3's one
-    #                     warpgroup: streamed KV lines go before other lines, e.g. the dirty ones a write flush left)
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
 
@@ -631,19 +629,6 @@ for _v in (
               "v151 with the fp8 KV scale loaded at the program's start (not after Q's quantization)",
               gluon_uniform_ranges=True, gluon_scale_first=True)):
     VARIANTS[_v.name] = _v
-for _v in (
-        # round 47: a write flush (ours, and eval.py's) leaves the L2 full of dirty lines, and a memory-bound kernel's
-        # first ~35-60 MB of reads write them back first: fp8 v141 61.2 -> 51.5 us at bs32-kv8192 after a flush
-        # that only reads (issue10/flush-*-r36a.csv). The KV stream is read once; with its copies marked
-        # evict_first the L2 replaces KV lines before the dirty ones, so most of those stay put.
-        # Predicted in scripts/h200_session_r47.sh
-        _plus("v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_ef",
-              "v153 with the KV copies marked L2 evict_first", kv_evict="evict_first"),
-        _plus("v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur", "v155_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_ef",
-              "v152 with the packed KV copies and scale loads marked L2 evict_first", kv_evict="evict_first"),
-        _plus("v28_n32_w4_s3_tr", "v156_n32_w4_s3_tr_ef", "v28 with the KV loads marked L2 evict_first",
-              kv_evict="evict_first")):
-    VARIANTS[_v.name] = _v
 del _v
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
@@ -781,8 +766,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
-                    "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST",
-                    "kv_evict": "KV_EVICT"}
+                    "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
