@@ -205,3 +205,23 @@ def test_first_row_transient_labels_each_timing_by_its_place_in_its_process(tmp_
                    measured.TRANSIENT_READ: [303.0], measured.TRANSIENT_PLACED: [306.0]}
     assert set(t.variant) == {"v141", "v149"}
     assert measured.first_row_transient(dict(runs, bench="measured/h200/gen3/missing.csv")) is None
+
+
+def test_evict_probe_gives_the_share_of_the_write_back_the_hint_recovered(tmp_path, monkeypatch):
+    """Round 47's loader: per read size, the four times (write / read flush x no hint / evict_first) and the share of
+    the write-back gap the hint recovered: (write - write_ef) / (write - read); negative when the hint is slower."""
+    d = tmp_path / "measured" / "h200" / "issue10"
+    d.mkdir(parents=True)
+    rows = []
+    for size, nbytes, w, wef, r, ref in (("40MB", 40_000_000, 20.0, 18.0, 16.0, 16.1),
+                                         ("1216MB", 1_216_000_000, 300.0, 318.0, 292.0, 293.0)):
+        for flush, evict, us in (("write", "normal", w), ("write", "evict_first", wef), ("read", "normal", r),
+                                 ("read", "evict_first", ref)):
+            rows.append(dict(size=size, nbytes=nbytes, flush=flush, evict=evict, median_us=us))
+    pd.DataFrame(rows[::-1]).to_csv(d / "probe.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    t = measured.evict_probe("measured/h200/issue10/probe.csv")
+    assert list(t["size"]) == ["40MB", "1216MB"]
+    assert t.recovered.tolist() == pytest.approx([0.5, -18.0 / 8.0])
+    assert t.loc[0, ["write_us", "write_ef_us", "read_us", "read_ef_us"]].tolist() == [20.0, 18.0, 16.0, 16.1]
+    assert measured.evict_probe("measured/h200/issue10/missing.csv") is None

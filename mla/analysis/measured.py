@@ -330,6 +330,27 @@ def flush_writeback(probe: str = FLUSH_PROBE, kernels=FLUSH_KERNELS) -> tuple[pd
     return pr, k
 
 
+EVICT_PROBE = "measured/h200/issue10/evict-probe-r47a.csv"  # scripts/probes/evict_probe.py, round 47a
+
+
+def evict_probe(path: str = EVICT_PROBE) -> pd.DataFrame | None:
+    """Round 47's probe, one row per read size: the read's kernel-mode time after the write flush without and with
+    the L2 evict_first hint (``write_us``, ``write_ef_us``), after the read flush (``read_us``, ``read_ef_us``), and
+    the share of the write-back gap (write - read, no hint) the hint recovered (``recovered``: negative = slower);
+    None when the file is missing."""
+    f = DATA / path
+    if not f.exists():
+        return None
+    d = pd.read_csv(f)
+    d["key"] = d["flush"] + "_" + d["evict"].map({"normal": "us", "evict_first": "ef_us"})
+    t = d.pivot_table(index=["size", "nbytes"], columns="key", values="median_us").reset_index()
+    t.columns.name = None
+    t = t.sort_values("nbytes").reset_index(drop=True)
+    t["recovered"] = (t.write_us - t.write_ef_us) / (t.write_us - t.read_us)
+    t["source_csv"] = _rel(f)
+    return t[["size", "nbytes", "write_us", "write_ef_us", "read_us", "read_ef_us", "recovered", "source_csv"]]
+
+
 TRANSIENT_RUNS = {  # round 42 (docs/notes-triton.md, "Round 42"): which timing came where in its process
     "bench": "measured/h200/gen3/rows-r42b.csv",  # one bench process, three rows of one kernel; then the read flush
     "bench_cases": "measured/h200/gen3/order-r42a.csv",  # four bench processes, bs256-kv8192 the first row of its case
