@@ -4,9 +4,9 @@
 A write flush (ours: 1 GiB zeroed; eval.py's: a 62.5 GiB randn) leaves the L2 full of dirty lines; the first tens of
 MB a memory-bound kernel reads evict them, and their write-back shares the DRAM with the reads (~8-9 us from 128 MiB
 on, docs/notes-harness.md "The flush"). With the reads marked evict_first the L2 should replace the stream's own
-lines first and leave most dirty ones in place. One read kernel (each program sums a contiguous slice, int32 words,
-plain ``ld.global`` loads, whose hint every triton lowers), with and without ``eviction_policy="evict_first"``, timed as the
-harness's kernel mode times a decode (captured in a CUDA graph, replayed behind the flush) after the write flush
+lines first and leave most dirty ones in place. One read kernel (each program sums a contiguous slice, int32
+words, plain ``ld.global`` loads, whose hint every triton lowers; num_stages 3 would not pipeline this loop into
+cp.async either), with and without ``eviction_policy="evict_first"``, timed as the harness's kernel mode times a decode (captured in a CUDA graph, replayed behind the flush) after the write flush
 and after a read flush (clean lines: the control).
 
     H200:  PYTHONPATH=. python3 scripts/probes/evict_probe.py $OUT      # -> $OUT/evict-probe.csv
@@ -57,28 +57,27 @@ def main(argv=None) -> int:
         words = -(-nbytes // 4 // (progs * BLOCK)) * BLOCK  # per program, whole trips
         x = torch.ones(progs * words, dtype=torch.int32, device=device)
         out = torch.empty(progs * BLOCK, dtype=torch.int32, device=device)
-        for stages in (1,):  # (num_stages 3 does not pipeline this loop into cp.async: plain loads either way)
-            for evict in ("", "evict_first"):
-                def run(evict=evict, stages=stages):
-                    return _stream_sum[(progs,)](x, out, words, BLOCK=BLOCK, EVICT=evict, num_warps=4,
-                                                 num_stages=stages)
-                out.fill_(-1)
-                ptx = run().asm["ptx"]
-                torch.cuda.synchronize()
-                if int(out.sum().item()) != progs * words:  # every word is 1: the sum counts the words read
-                    raise RuntimeError(f"the read kernel summed {int(out.sum().item())} words, not {progs * words}")
-                graph = capture_graph(run)
-                for flush in flushes:
-                    us = sorted(time_graph(graph, rule, flush))
-                    med = us[len(us) // 2]
-                    read = progs * words * 4
-                    rows.append(dict(base, size=label, nbytes=read, loads="cp.async" if stages > 1 else "ld.global",
-                                     evict=evict or "normal", flush=flush.kind, median_us=med, n=len(us),
-                                     gbs=read / (med * 1e-6) / 1e9, read_gbs=bw["read_gbs"],
-                                     hinted_ptx="L2::cache_hint" in ptx, command=prov.invocation()))
-                    print(f"{label:7s} {rows[-1]['loads']:9s} {rows[-1]['evict']:11s} {flush.kind:5s} {med:9.2f} us "
-                          f"{rows[-1]['gbs']:7.0f} GB/s  n={len(us)}", flush=True)
-                del graph
+        for evict in ("", "evict_first"):
+            def run(evict=evict):
+                return _stream_sum[(progs,)](x, out, words, BLOCK=BLOCK, EVICT=evict, num_warps=4,
+                                             num_stages=1)
+            out.fill_(-1)
+            ptx = run().asm["ptx"]
+            torch.cuda.synchronize()
+            if int(out.sum().item()) != progs * words:  # every word is 1: the sum counts the words read
+                raise RuntimeError(f"the read kernel summed {int(out.sum().item())} words, not {progs * words}")
+            graph = capture_graph(run)
+            for flush in flushes:
+                us = sorted(time_graph(graph, rule, flush))
+                med = us[len(us) // 2]
+                read = progs * words * 4
+                rows.append(dict(base, size=label, nbytes=read, loads="ld.global",
+                                 evict=evict or "normal", flush=flush.kind, median_us=med, n=len(us),
+                                 gbs=read / (med * 1e-6) / 1e9, read_gbs=bw["read_gbs"],
+                                 hinted_ptx="L2::cache_hint" in ptx, command=prov.invocation()))
+                print(f"{label:7s} {rows[-1]['loads']:9s} {rows[-1]['evict']:11s} {flush.kind:5s} {med:9.2f} us "
+                      f"{rows[-1]['gbs']:7.0f} GB/s  n={len(us)}", flush=True)
+            del graph
         del x, out
     path = prov.write_rows(Path(args.out_dir) / "evict-probe.csv", rows)
     print(f"wrote {len(rows)} rows to {path}; read probe {bw['read_gbs']:.0f} GB/s")
