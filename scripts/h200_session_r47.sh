@@ -10,6 +10,7 @@
 #         mode); then the default-rule and post-round-46 GPU tests with the stock toolchain
 #   r47c  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r47.sh r47a|r47b|r47c     (writes $OUT/*)
+#   (r47a / r47b name v154 - v156, which d72469e removed: to repeat them, check out e16b194; r47c runs at any commit)
 # Predicted before r47a (written 2026-12-04 ~21:10 UTC, before the call):
 #   - The probe: after the write flush a plain read of >= 152 MB takes ~8-9 us longer than after the read flush
 #     (round 36's l2-flush rows); with evict_first >= 60% of that gap is gone (the L2 replaces the stream's own lines,
