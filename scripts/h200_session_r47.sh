@@ -35,7 +35,8 @@
 #   -2..-3 us, bs4-kv8192 (19 MB) within 0.5 us; if it encodes UR0 / UR1 too, the same illegal instruction.
 # Measured in r47b: CUDA 13.0's ptxas encodes the same unset UR0 / UR1 pair (its cubin's first LDGSTS:
 #   "[R173+UR0], desc[UR1]"), and v154 crashed the same way in its GPU test and in every bench row; v153 in the same
-#   processes: bs64-kv1024 25.22, bs256-kv1024 57.12, bs32-kv8192 59.47, bs4-kv8192 20.03 us. The default-rule GPU
+#   processes (issue10/evict-ptxas13-r47b.csv, checked): bs64-kv1024 25.22, bs256-kv1024 57.12, bs32-kv8192 59.47,
+#   bs4-kv8192 20.03 us. The default-rule GPU
 #   tests with the stock toolchain: 29 passed (post-round-46 ragged default with the work list included).
 #   Outcome: the hinted cp.async path is blocked on this toolchain; v154 - v156 and the PTX pass were taken out again
 #   (docs/notes-triton.md, "Round 47"), the probe and its rows stay.
