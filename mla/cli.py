@@ -12,7 +12,8 @@ import sys
 
 # modules that add subcommands: each defines register(subparsers) and sets func on its parser
 _COMMAND_MODULES = ("mla.commands", "mla.bench.cli", "mla.analysis.isa_cli", "mla.analysis.accuracy",
-                    "mla.submission", "mla.doctor")  # issue 11: leaderboard export, machine doctor
+                    "mla.submission", "mla.doctor",  # issue 11: leaderboard export, machine doctor
+                    "mla.analysis.timeline")  # the program timeline (scripts/probes/timeline_probe.py's CSV)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,6 +35,8 @@ BACKEND_COLORS = {
 FORMAT_COLORS = {"bf16": "#56B4E9", "fp8": "#E69F00", "mxfp4": "#CC79A7"}
 DEVICE_COLORS = {"h200": "#76B900", "mi355x": "#ED1C24"}
 SCALE_RULE_STYLES = {"even": "-", "floor": "--", "none": ":"}
+# a program's phases (program_timeline): waiting is grey, the tile loop the kernels' blue
+PHASE_COLORS = {"prologue": "#F0E442", "first_wait": "#BBBBBB", "loop": "#0072B2", "epilogue": "#D55E00"}
 FORMAT_ORDER = ("bf16", "fp8", "mxfp4")
 BACKEND_ORDER = tuple(BACKEND_COLORS)
 
@@ -614,3 +616,58 @@ def cold_vs_kernel_figure(ho, small):
     a1.legend(fontsize=6.5, loc="upper left")
     fig.suptitle("Whole call vs kernels alone, default configs (H200, measured here)", fontsize=11)
     return fig
+
+
+def program_timeline(ax, frame, *, title: str | None = None, legend: bool = True):
+    """One launch's programs as a Gantt chart (``frame``: :func:`mla.analysis.timeline.program_frame`):
+    a row per SM (sorted by id), each program a bar from start_us to end_us in four segments, prologue /
+    waiting for the first tile / tile loop / epilogue, placed by the %globaltimer stamps (one clock for
+    all SMs; a coarse timer rounds the edges). Programs one SM holds at once get a lane each; a second
+    consumer's end is a black tick; the dashed line is the last end (the makespan). Returns the ax."""
+    import numpy as np
+
+    f = frame.sort_values(["sm", "start_us"], kind="stable").reset_index(drop=True)
+    sms = np.sort(f["sm"].unique())
+    row_of = {sm: i for i, sm in enumerate(sms)}
+    lane = np.zeros(len(f), dtype=int)  # greedy lanes: a program takes the first lane free at its start
+    lanes_on = {}
+    for sm, g in f.groupby("sm", sort=False):
+        ends: list[float] = []  # per lane, when its last program ended
+        for i, st, en in zip(g.index, g["start_us"], g["finish_us"]):
+            free = next((j for j, e in enumerate(ends) if e <= st), len(ends))
+            if free == len(ends):
+                ends.append(en)
+            ends[free] = en
+            lane[i] = free
+        lanes_on[sm] = len(ends)
+    n_lanes = f["sm"].map(lanes_on).to_numpy()
+    height = 0.8 / n_lanes
+    y = f["sm"].map(row_of).to_numpy() - 0.4 + (lane + 0.5) * height
+    q_ready = f["q_ready_us"].to_numpy()
+    first = f["first_tile_us"].fillna(f["q_ready_us"]).to_numpy()  # (no tiles: no wait)
+    edges = [f["start_us"].to_numpy(), q_ready, first, f["loop_end_us"].to_numpy(), f["end_us"].to_numpy()]
+    labels = {"prologue": "prologue (Q ready)", "first_wait": "waiting for the first tile", "loop": "tile loop",
+              "epilogue": "epilogue (stores)"}
+    for k, phase in enumerate(("prologue", "first_wait", "loop", "epilogue")):
+        ax.barh(y, edges[k + 1] - edges[k], left=edges[k], height=height * 0.9, color=PHASE_COLORS[phase],
+                lw=0, label=labels[phase])
+    two = f["end2_us"].notna().to_numpy()
+    if two.any():
+        ax.scatter(f["end2_us"].to_numpy()[two], y[two], marker="|", s=30, color="k", lw=1, zorder=3,
+                   label="consumer 1 ends")
+    last = float(f["finish_us"].max())
+    ax.axvline(last, color="k", lw=0.8, ls="--", label=f"last end: {last:.1f} us")
+    step = max(1, int(np.ceil(len(sms) / 24)))  # at most ~24 labels on the SM axis
+    ax.set_yticks(range(0, len(sms), step), [str(s) for s in sms[::step]])
+    ax.set_ylim(len(sms) - 0.5, -0.5)  # SM 0 at the top, as a table reads
+    ax.set_xlim(left=min(0.0, float(f["start_us"].min())))
+    ax.set_xlabel("us since the first program started")
+    ax.set_ylabel(f"SM (%smid; {len(sms)} used)")
+    ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    if legend:  # the phases first, in program order (matplotlib would list the lines first)
+        handles, names = ax.get_legend_handles_labels()
+        order = sorted(range(len(names)), key=lambda i: (names[i] not in labels.values(), i))
+        legend_outside(ax, handles=[handles[i] for i in order], labels=[names[i] for i in order])
+    return ax

@@ -1300,3 +1300,83 @@ def test_default_variant_takes_the_uniform_ranges_kernels_for_uniform_batches_on
         assert not is_hopper_default(HOPPER_DEFAULT[fmt], "bf16")
         assert default_variant(fmt, hopper_gluon=False) == default_variant(fmt, hopper_gluon=False, ragged=True)
     assert VARIANTS[HOPPER_DEFAULT["fp8"]].gluon_scale_first
+
+
+# -- the program timeline (TIMELINE: an instrument, off in every named variant) -------------------------------
+TIMELINE_KERNELS = (HOPPER_DEFAULT["fp8"], HOPPER_DEFAULT["mxfp4"], "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed",
+                    "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed")
+
+
+@pytest.mark.parametrize("variant", TIMELINE_KERNELS)
+def test_offline_sm90_timeline_stamps_only_when_asked(variant):
+    """compile_offline(timeline=True): the one-warpgroup kernel reads %globaltimer and %clock64 at its five events
+    (start, Q ready, the first tile, the loop's end, the end) and %smid once; the warp-specialized kernel reads
+    both clocks at start and Q ready in its default warps, then each consumer %globaltimer at its three events
+    (consumer 0 %clock64 too): 8 and 5. Without it not one of those reads is compiled, and the SASS has the
+    instruction count and registers of a build that never heard of the timeline (the pointer is passed, unused)."""
+    from triton.backends.compiler import GPUTarget
+
+    from mla.analysis.isa_triton import _cuobjdump
+    from mla.kernels.triton.offline import compile_offline
+
+    fmt = VARIANTS[variant].gluon_kv
+    ws = VARIANTS[variant].gluon_ws
+    builds = {on: compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format=fmt, num_splits=8,
+                                  timeline=on) for on in (False, True)}
+    count = lambda k, reg: len(re.findall(rf"mov\.u\d+\s+%\w+,\s*{reg};", k.asm["ptx"]))  # noqa: E731
+    assert [count(builds[True], r) for r in ("%globaltimer", "%clock64", "%smid")] == ([8, 5, 1] if ws else [5, 5, 1])
+    assert [count(builds[False], r) for r in ("%globaltimer", "%clock64", "%smid")] == [0, 0, 0]
+    usage_off, sass_off = _cuobjdump(builds[False].asm["cubin"])
+    _, sass_on = _cuobjdump(builds[True].asm["cubin"])
+    assert "SR_GLOBALTIMER" not in sass_off and "SR_CLOCK" not in sass_off  # (how cuobjdump spells the reads)
+    assert "SR_GLOBALTIMER" in sass_on.replace("SR_GLOBALTIMERLO", "SR_GLOBALTIMER")
+
+
+def test_timeline_is_refused_outside_generation_3_and_takes_bools_only():
+    """timeline=True names the kernels that have the instrument; a non-bool is refused by name."""
+    if not (torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1"):
+        pytest.skip("CPU plans need TRITON_INTERPRET=1")
+    data = mla.generate_input(2, 1, 100, seed=1, device="cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="timeline=True .* generation-3 .*v1_n32_w4_s2"):
+        TritonDecodePlan(data, kv_format="fp8", variant="v1_n32_w4_s2", timeline=True)
+    with pytest.raises(ValueError, match="timeline must be True or False, got 1"):
+        TritonDecodePlan(data, kv_format="fp8", variant="v1_n32_w4_s2", timeline=1)
+    plan = TritonDecodePlan(data, kv_format="fp8", variant="v1_n32_w4_s2")
+    assert plan.timeline.shape == (0, 16)  # (off: an empty buffer, never written)
+
+
+@gpu
+@pytest.mark.parametrize("fmt", ["fp8", "mxfp4"])
+@pytest.mark.parametrize("case", [(4, 1024, None), (32, 8192, None), (5, 777, (777, 64, 300, 1, 513))])
+def test_timeline_rows_cover_every_program_in_order_and_leave_the_output_alone(fmt, case):
+    """The default call's plan with timeline=True (the one-warpgroup kernel at bs4-kv1024 and on a ragged batch,
+    the warp-specialized one at bs32-kv8192): every program writes its row, its events in order on both clocks,
+    its SM inside the GPU, its tiles summing to the batch's; the output is bit for bit the uninstrumented plan's,
+    which passes the checks of every generation-3 variant."""
+    from mla.analysis.timeline import program_frame
+
+    bs, kv, lens = case
+    data = mla.generate_input(bs, 1, kv, seed=11, device="cuda", kv_lens=lens)
+    plain = mla.plan(data, backend="triton", kv_format=fmt, graph=False)
+    stamped = mla.plan(data, backend="triton", kv_format=fmt, graph=False, timeline=True)
+    kp = stamped.kernel_plan
+    assert kp.variant.name == plain.kernel_plan.variant.name and kp.grid == plain.kernel_plan.grid
+    _checked(data, kp.variant.name, plan=plain.kernel_plan)
+    for p in (plain, stamped):
+        p.poison()
+    ref_out = plain.run(data).clone()
+    out = stamped.run(data)
+    torch.cuda.synchronize()
+    assert torch.equal(out, ref_out)
+    rows = kp.timeline.cpu()
+    g = kp.grid
+    assert rows.shape == (g[0] * g[1] * g[2], 16) and (rows[:, 0] > 0).all()
+    assert (rows[:, 0:5].diff(dim=1) >= 0).all() and (rows[:, 5:10].diff(dim=1) >= 0).all()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert ((rows[:, 10] >= 0) & (rows[:, 10] < sms)).all()
+    # split boundaries are whole 64-token tiles (uniform splits and the work list alike), so each element's
+    # tiles add up to ceil(len / 64) per head group, however it was split (consumer 1's column: -1 or its tiles)
+    tiles = rows[:, 11] + rows[:, 15].clamp(min=0)
+    assert int(tiles.sum()) == g[0] * sum(-(-n // 64) for n in (lens or (kv,) * bs))
+    frame = program_frame(rows.numpy(), g)
+    assert len(frame) == len(rows) and (frame["end_us"] >= frame["start_us"]).all()

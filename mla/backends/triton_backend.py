@@ -22,6 +22,9 @@ Config keys (all optional):
                warpgroup generation-3 kernels only); None: the variant's choice (v147 / v148 take it)
   warp_specialized  None (default): the default call swaps in the warp-specialized kernel where the rule says
                (launch.ws_default_choice: MXFP4 v143 and fp8 v149 on long programs); False: never (the control)
+  timeline     True: an instrument, generation-3 kernels only - every program stamps five events (%globaltimer,
+               %clock64) and its SM into ``plan.kernel_plan.timeline``, one int64 row per program
+               (mla.analysis.timeline reads it; scripts/probes/timeline_probe.py runs it); False (default)
 
 The fastest call: ``fn = mla.plan(data, backend="triton", ...).bind(data); fn()`` (a zero-argument
 callable for these tensors: the CUDA graph's replay on CUDA; see TritonDecodePlan.bind).
@@ -40,7 +43,7 @@ from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
-               "coop_merge", "warp_specialized")
+               "coop_merge", "warp_specialized", "timeline")
 
 
 @dataclass

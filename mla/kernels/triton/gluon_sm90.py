@@ -113,11 +113,65 @@ except Exception as exc:  # pragma: no cover - depends on the installed triton
 
 from .kernels import gdc_launch_dependents  # Triton's extern (PDL's trigger): it lowers inside a Gluon kernel too
 
+# the program timeline's row (TIMELINE; mla.analysis.timeline reads it): the five events' %globaltimer (ns) and
+# %clock64, %smid, the tiles consumer 0 ran, then the warp-specialized kernel's second consumer (-1 elsewhere)
+TIMELINE_FIELDS = ("start_ns", "q_ready_ns", "first_tile_ns", "loop_end_ns", "end_ns",
+                   "start_clk", "q_ready_clk", "first_tile_clk", "loop_end_clk", "end_clk",
+                   "smid", "n_tiles", "first_tile2_ns", "loop_end2_ns", "end2_ns", "n_tiles2")
+TIMELINE_COLUMNS = len(TIMELINE_FIELDS)  # (the kernels' row stride: 16)
+
 if gl is not None:
     # the names moved between triton 3.6 (the H200 image) and 3.9 (CI): resolve them once here
     _cp_async = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
     _cta_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
     _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+
+    # -- the program timeline (TIMELINE, an instrument: off in every named variant) -----------------------
+    # One row of TIMELINE_COLUMNS int64 per program (row = the program's linear id), columns as
+    # mla.analysis.timeline.TIMELINE_COLUMNS names them: five events' %globaltimer (ns, one clock for all
+    # SMs: aligns programs) and %clock64 (the SM's cycles: precise within a program), %smid, the tiles each
+    # consumer ran and, for the warp-specialized kernel's second consumer, its three events' ns.
+    # The helpers take TIMELINE as a constexpr parameter so that with it off nothing is emitted, also in
+    # the warp-specialized partitions (triton 3.6 compiles both sides of an `if` on a flag taken from their
+    # argument tuples; a constexpr parameter is decided where the helper is specialized). The pointer is a
+    # real tensor either way (the plan's, empty without TIMELINE): a None argument fails these helper calls.
+
+    @gluon.jit
+    def _timeline_row(timeline_ptr):
+        pid = gl.program_id(0) + gl.num_programs(0) * (gl.program_id(1) + gl.num_programs(1) * gl.program_id(2))
+        return timeline_ptr + pid.to(gl.int64) * 16, pid  # (16 = TIMELINE_COLUMNS)
+
+    @gluon.jit
+    def _timeline_mark(TIMELINE: gl.constexpr, timeline_ptr, NS_COL: gl.constexpr, CLK_COL: gl.constexpr,
+                       when=True):
+        """Event stamps: %globaltimer into column NS_COL and (CLK_COL >= 0) %clock64 into CLK_COL, when `when`."""
+        if TIMELINE:
+            if when:
+                row, pid = _timeline_row(timeline_ptr)
+                # (the program id is an unused operand: every triton version then has a shape to give the asm)
+                ns = gl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [pid], dtype=gl.int64,
+                                               is_pure=False, pack=1)
+                gl.store(row + NS_COL, ns)
+                if CLK_COL >= 0:
+                    clk = gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l,r", [pid], dtype=gl.int64,
+                                                    is_pure=False, pack=1)
+                    gl.store(row + CLK_COL, clk)
+
+    @gluon.jit
+    def _timeline_start(TIMELINE: gl.constexpr, timeline_ptr):
+        """The start event (columns 0 / 5) and the SM (column 10)."""
+        if TIMELINE:
+            _timeline_mark(TIMELINE, timeline_ptr, 0, 5)
+            row, pid = _timeline_row(timeline_ptr)
+            sm = gl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [pid], dtype=gl.int32, is_pure=True, pack=1)
+            gl.store(row + 10, sm.to(gl.int64))
+
+    @gluon.jit
+    def _timeline_put(TIMELINE: gl.constexpr, timeline_ptr, COL: gl.constexpr, value):
+        """A count (the tiles a consumer ran) into column COL."""
+        if TIMELINE:
+            row, pid = _timeline_row(timeline_ptr)
+            gl.store(row + COL, value.to(gl.int64))
 
     @gluon.jit
     def _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, col0,
@@ -851,7 +905,7 @@ if gl is not None:
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
         stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, uniform_kv_len,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, uniform_kv_len, timeline_ptr,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
@@ -865,7 +919,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
-        SCALE_FIRST: gl.constexpr = False,
+        SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -874,6 +928,8 @@ if gl is not None:
         uniform_kv_len with UNIFORM_RANGES: every element's KV length when the batch is uniform (the ranges are
         then b x Q_SEQ_LEN and b x uniform_kv_len, what the validated indptrs hold), 0 for a ragged batch (the
         indptrs are loaded); ignored without UNIFORM_RANGES.
+        timeline_ptr with TIMELINE (an instrument, None otherwise): this program's row of the timeline
+        (_timeline_mark): start, Q ready, the first tile ready (MXFP4: decoded), the loop's end, the end.
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
         BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
         QK_PAIRS and PV_REG.
@@ -881,6 +937,7 @@ if gl is not None:
         ring of 64-dim slices (16 / 32 KB), PV issued slice by slice, so that with STAGES = 2 two
         CTAs fit on an SM."""
         gl.static_assert(KV_FORMAT == 1 or KV_FORMAT == 2, "the Gluon kernel reads fp8 or MXFP4 KV")
+        _timeline_start(TIMELINE, timeline_ptr)
         if LAUNCH_DEPENDENTS == 1:  # the reduce launched with PDL may start now (its programs wait for this grid)
             gdc_launch_dependents()
         gl.static_assert(KV_FORMAT == 1 or (PV_REG and QK_PAIRS and EPI_NATURAL),
@@ -1137,8 +1194,10 @@ if gl is not None:
             p_smem.store(gl.zeros([BLOCK_N, R], gl.float16, layout=s_layout))
         fence_async_shared()  # Q / V / P^T generic stores before the wgmma (async proxy) reads them
         _cta_barrier()
+        _timeline_mark(TIMELINE, timeline_ptr, 1, 6)  # Q ready
 
         n_tiles = gl.cdiv(end - start, BLOCK_N)
+        _timeline_put(TIMELINE, timeline_ptr, 11, n_tiles)
         for j in range(0, n_tiles):
             n0 = start + j * BLOCK_N
             stage = j % STAGES
@@ -1170,6 +1229,7 @@ if gl is not None:
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's
                 kst = stage
+            _timeline_mark(TIMELINE, timeline_ptr, 2, 7, j == 0)  # the first tile ready
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
             if PV_REG:  # V^T fragments straight into registers while QK runs
                 if WG2:
@@ -1269,6 +1329,7 @@ if gl is not None:
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = warpgroup_mma_wait(
                 num_outstanding=0, deps=(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7))
         async_copy.wait_group(0)
+        _timeline_mark(TIMELINE, timeline_ptr, 3, 8)  # the loop's end
         if LAUNCH_DEPENDENTS == 2:  # late: the reduce's programs launch while this grid writes its partials
             gdc_launch_dependents()
         if LAZY_SUM:
@@ -1334,6 +1395,7 @@ if gl is not None:
             _store_slice(acc5 * inv, row_base, _slice_dims(m, 5, PV_REG), row_ok, SINGLE_PASS, out_blk)
             _store_slice(acc6 * inv, row_base, _slice_dims(m, 6, PV_REG), row_ok, SINGLE_PASS, out_blk)
             _store_slice(acc7 * inv, row_base, _slice_dims(m, 7, PV_REG), row_ok, SINGLE_PASS, out_blk)
+        _timeline_mark(TIMELINE, timeline_ptr, 4, 9)  # the end (the stores issued; a merge included)
 
     @gluon.jit
     def _natural_rows(a0, a1, a2, a3, a4, a5, a6, a7, R: gl.constexpr):
@@ -1938,10 +2000,17 @@ if gl is not None:
                                                                                ints[8], ints[9])
         k_lat, k_rope, q_hi, p8a, p8b, s1_smem, full, empty = (bufs[0], bufs[1], bufs[4], bufs[5], bufs[6], bufs[7],
                                                               bufs[8], bufs[9])
+        timeline_ptr, TIMELINE = ptrs[9], ints[11]
+        # this consumer's timeline columns: consumer 0 the program's events (ns and cycles), consumer 1 its ns
+        TL_NS: gl.constexpr = 2 + 10 * PARITY  # first tile, loop end, end: TL_NS + 0, 1, 2
+        TL_CLK0: gl.constexpr = 7 - 8 * PARITY  # (-1: no cycle stamp)
+        TL_CLK1: gl.constexpr = 8 - 9 * PARITY
+        TL_CLK2: gl.constexpr = 9 - 10 * PARITY
         head_group = gl.program_id(0)
         split = gl.program_id(1)
         q_start = gl.load(qo_indptr_ptr + gl.program_id(2))
         kv_start, kv_len, start, end, n_tiles = _ws_program_range(kv_indptr_ptr, num_splits)
+        _timeline_put(TIMELINE, timeline_ptr, 11 + 4 * PARITY, (n_tiles + 1 - PARITY) // 2)
         ROWS = Q_SEQ_LEN * HEADS_PER_PROG
         s_layout: gl.constexpr = _WS_S  # (= the PV accumulator's: m64nRk32)
         s2_layout: gl.constexpr = _WS_S2
@@ -1982,6 +2051,7 @@ if gl is not None:
         for j in range(PARITY, n_tiles, 2):
             slot = j % WS_SLOTS
             mbarrier.wait(full.index(slot), (j // WS_SLOTS) & 1)
+            _timeline_mark(TIMELINE, timeline_ptr, TL_NS, TL_CLK0, j == PARITY)  # this consumer's first tile ready
             if FP8_KV:
                 lim = end - (start + j * 64)
                 if lim < 64:  # (at most once a program: the last tile of a length that 64 does not divide)
@@ -2010,6 +2080,7 @@ if gl is not None:
                 gl.convert_layout(alpha, gl.SliceLayout(0, o_layout))[None, :], acc_zero, a_layout)
             _cta_barrier()  # every warp's reads of the slot (V^T loads, the waited MMAs) are done
             mbarrier.arrive(empty.index(slot), count=1)
+        _timeline_mark(TIMELINE, timeline_ptr, TL_NS + 1, TL_CLK1)  # the loop's end
         l_i = gl.sum(l_t, axis=0) * (1.0 / 256.0)
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
         has = l_o > 0
@@ -2061,13 +2132,14 @@ if gl is not None:
             ptr = (part_o_ptr + part_row.to(gl.int64)[:, None] * 512
                    + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :])
             gl.store(ptr, o, mask=row_ok[:, None])
+        _timeline_mark(TIMELINE, timeline_ptr, TL_NS + 2, TL_CLK2)  # this consumer's end
 
     @gluon.jit
     def mla_decode_gluon_sm90_ws_kernel(
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
         stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, lat_desc, rope_desc,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, lat_desc, rope_desc, timeline_ptr,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 2, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
@@ -2080,7 +2152,7 @@ if gl is not None:
         WS_HALVES: gl.constexpr = False, WS_TMA: gl.constexpr = False, WS_LOADER: gl.constexpr = False,
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
-        UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False,
+        UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
@@ -2109,6 +2181,7 @@ if gl is not None:
         gl.static_assert(not KV_FIRST, "KV_FIRST: the one-warpgroup kernel's prologue order (v145 / v146)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4 and WS_SLOTS >= 2 and BLOCK_M == _WS_R and STAGES >= 2,
                          "64-token tiles, 16 query rows, 4-warp partitions")
+        _timeline_start(TIMELINE, timeline_ptr)
         if LAUNCH_DEPENDENTS:  # (early either way: the consumers' loop end is inside the partitions)
             gdc_launch_dependents()
         R: gl.constexpr = BLOCK_M
@@ -2193,9 +2266,12 @@ if gl is not None:
         s1_smem.store(s1)
         fence_async_shared()  # Q terms (generic stores) before the consumers' wgmma reads them
         _cta_barrier()
-        args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc),
+        _timeline_mark(TIMELINE, timeline_ptr, 1, 6)  # Q ready
+        args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc,
+                 timeline_ptr),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
-                 HEADS_PER_PROG, WS_SLOTS, MX_LUT2),  # (run-time values in the partitions, but MX_LUT2: a constexpr)
+                 HEADS_PER_PROG, WS_SLOTS, MX_LUT2, TIMELINE),
+                # (run-time values in the partitions, but MX_LUT2 and TIMELINE: constexprs where a helper's parameter)
                 (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free))
         if FP8_WS:  # two consumers and the one-warp loader (its warpgroup's other 3 warps idle: 12 warps)
             gl.warp_specialize([(_ws_consumer0_fp8, args), (_ws_consumer1_fp8, args), (_ws_fp8_loader, args)],

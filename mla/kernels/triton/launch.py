@@ -34,8 +34,8 @@ import triton
 from ...problem import QK_HEAD_DIM, SM_SCALE, SUPPORTED_NUM_HEADS, V_HEAD_DIM
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce_kernel,
                       mla_decode_reduce_tile_kernel, mla_decode_split_kernel)
-from .gluon_sm90 import (gluon_unavailable_reason, mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel,
-                         ws_fp8_tma_descriptors, ws_tma_descriptors)
+from .gluon_sm90 import (TIMELINE_COLUMNS, gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
+                         mla_decode_gluon_sm90_ws_kernel, ws_fp8_tma_descriptors, ws_tma_descriptors)
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
@@ -435,8 +435,10 @@ class TritonDecodePlan:
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
                  partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None,
-                 warp_specialized: bool | None = None):
+                 warp_specialized: bool | None = None, timeline: bool = False):
         q, kv_data, qo_indptr, kv_indptr, config = data
+        if not isinstance(timeline, bool):
+            raise ValueError(f"timeline must be True or False, got {timeline!r}")
         if warp_specialized not in (None, False):
             raise ValueError(f"warp_specialized takes None (the default call's rule) or False (never swap in the "
                              f"warp-specialized kernel: the rule's control), got {warp_specialized!r}")
@@ -558,6 +560,9 @@ class TritonDecodePlan:
         if self.variant.gluon_ws and (self.fused_reduce or self.balanced):
             raise ValueError(f"variant {self.variant.name!r} (warp-specialized) writes two partials per program for "
                              "the tile reduce: fused_reduce / balanced are not implemented for it")
+        if timeline and self.variant.family != "gluon":
+            raise ValueError(f"timeline=True (the program timeline) is implemented in the generation-3 kernels "
+                             f"(gluon_sm90.py); variant {self.variant.name!r} is family {self.variant.family!r}")
         if num_splits is None or num_splits == "auto":  # the work list's size: one wave (choose_num_splits' rule)
             target = max(1, (CTAS_PER_SM_TARGET * device_sm_count(self.device)) // self.num_head_groups)
         else:  # an explicit num_splits = the mean splits per element
@@ -610,6 +615,8 @@ class TritonDecodePlan:
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}
             self.constexprs.update(gluon_constexprs(self.variant), **gluon_launch_options(self.variant))
+            if timeline:
+                self.constexprs["TIMELINE"] = True
             if self.coop_merge:
                 coop, launch = coop_constexprs(self.num_splits)
                 self.constexprs.update(coop, **launch)
@@ -625,6 +632,10 @@ class TritonDecodePlan:
                                    MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch)
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
+        # the program timeline (an instrument): a row of TIMELINE_COLUMNS int64 per program, -1 where the
+        # kernel wrote nothing (mla.analysis.timeline reads it); empty when off (the kernels take a pointer)
+        programs = self.grid[0] * self.grid[1] * self.grid[2] if timeline else 0
+        self.timeline = torch.full((programs, TIMELINE_COLUMNS), -1, dtype=torch.int64, device=self.device)
         can_graph = self.device.type == "cuda" and not interpreting()
         self.graph_mode = (graph if graph in (True, "auto") else None) if can_graph else None
         self.graph = self.graph_mode is not None
@@ -719,6 +730,8 @@ class TritonDecodePlan:
             args += (self.uniform_kv_len,)
         if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
             args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
+        if self.variant.family == "gluon":  # + the program timeline's rows (unused without TIMELINE)
+            args += (self.timeline,)
         return args
 
     def _tma_descriptors(self, kv, stride_kv) -> tuple:

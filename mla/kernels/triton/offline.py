@@ -64,7 +64,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                     kernel: str = "split", waves_per_eu: int | None = None,
                     matrix_instr_nonkdim: int | None = None, kpack: int | None = None,
                     fused_reduce: bool | None = None, balanced: bool | None = None,
-                    pdl: bool | str = False) -> OfflineKernel:
+                    pdl: bool | str = False, timeline: bool = False) -> OfflineKernel:
     """Compile one kernel of the family for ``target`` without a GPU and return its stages.
 
     target: ``GPUTarget("cuda", 90, 32)`` (sm90) or ``GPUTarget("hip", "gfx950", 64)``.
@@ -77,6 +77,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     pdl: as a plan with ``pdl=`` True / "early" / "late" compiles it (cuda only): the split kernel lets its
     dependents launch (griddepcontrol.launch_dependents), the reduce kernels wait for the split grid
     (griddepcontrol.wait).
+    timeline: generation 3's split kernel with the program timeline (TIMELINE; the plan's ``timeline=True``).
     """
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         # the interpreter replaced every @triton.jit function; compile in a clean process instead
@@ -84,7 +85,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
             variant=variant, kv_format=kv_format, q_format=q_format, num_heads=num_heads, q_seq_len=q_seq_len,
             num_splits=num_splits, kernel=kernel, waves_per_eu=waves_per_eu,
             matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, fused_reduce=fused_reduce,
-            balanced=balanced, pdl=pdl))
+            balanced=balanced, pdl=pdl, timeline=timeline))
     if (target.backend, target.arch) not in SUPPORTED_TARGETS:
         raise ValueError(f"unsupported target {target}; choose from {SUPPORTED_TARGETS} (cuda arch as int)")
     if kv_format not in KV_FORMAT_CODE:
@@ -94,6 +95,9 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     if kernel not in ("split", "reduce", "reduce_tile"):
         raise ValueError(f"kernel must be 'split', 'reduce' or 'reduce_tile', got {kernel!r}")
     v = get_variant(variant)
+    if timeline and (kernel != "split" or v.family != "gluon"):
+        raise ValueError(f"timeline (the program timeline) is generation 3's split kernel's; variant {variant!r} is "
+                         f"family {v.family!r}, kernel {kernel!r}")
     fused = (v.fused_reduce if fused_reduce is None else fused_reduce) and num_splits > 1
     work_list = (v.balanced if balanced is None else balanced) and num_splits > 1
     if work_list and not fused:
@@ -136,6 +140,9 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                 constexprs.update(rope_desc=None)
         elif v.gluon_ws:
             constexprs.update(lat_desc=None, rope_desc=None)
+        # the instrument's rows (int64, one per program); without TIMELINE the pointer is passed and unused
+        signature["timeline_ptr"] = "*i64"
+        constexprs.update(TIMELINE=timeline)
         source_cls = GluonASTSource
         options.update(gluon_launch_options(v))
     elif kernel == "split" and v.family == "swapab":
