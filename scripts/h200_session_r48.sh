@@ -3,13 +3,14 @@
 # goes, program by program, on the 8 leaderboard shapes.
 #   r48a  the timeline's GPU tests (tests/test_triton_gen3.py -k timeline: every program stamps its row, events in
 #         order, the output bit for bit the uninstrumented plan's), then scripts/probes/timeline_probe.py on the 8
-#         leaderboard shapes for fp8 and MXFP4 (the default call's plans: v153 / v149, v152 / v143), 10 stamped
+#         leaderboard shapes for fp8 (the default call's plans: v153, v149 at bs32 / bs64-kv8192), 8 stamped
 #         launches each on fresh NaN-poisoned inputs behind the write flush, every output checked, plus the kernel
 #         mode with the timeline on and off (its cost)
-#   r48b  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b     (writes $OUT/*)
-#   Then: python -m mla timeline $OUT/timeline/timeline.csv --cost $OUT/timeline/timeline-cost.csv
-#   (the per-case summary and decomposition), committed under data/measured/h200/issue10/.
+#   r48b  the same probe for MXFP4 (v152, v143 at the kv8192 shapes)
+#   r48c  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b|r48c     (writes $OUT/*)
+#   Each probe part ends with python -m mla timeline on its CSVs (the per-case summary and the last program's
+#   decomposition); the CSVs go under data/measured/h200/issue10/.
 # Predicted before r48a (written 2026-12-04 ~22:55 UTC, offline; nothing of this has run on a GPU):
 #   - The instrument costs <= 2% of the kernel time from bs32-kv1024 up and <= 0.5 us at bs4 (12-17 stores and 11-14
 #     special-register reads a program; the off build's SASS is the uninstrumented one: offline test).
@@ -34,19 +35,24 @@
 #     per tile 1.5-1.7 / 1.45-1.6 us (issue-bound, so no faster than fp8 per tile although half the bytes).
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r48a | r48b}"
+session_begin "${1:?which part: r48a | r48b | r48c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r48
 case $PART in
 r48a)
   step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k timeline -rfE \
     --junitxml="$OUT/pytest-timeline-r48a.xml"
-  step timeline 330 python3 scripts/probes/timeline_probe.py "$OUT/timeline" --formats fp8,mxfp4 --repeats 10 \
-    --seconds 0.5
-  step summary 30 python3 -m mla timeline "$OUT/timeline/timeline.csv" --cost "$OUT/timeline/timeline-cost.csv"
+  step timeline 370 python3 scripts/probes/timeline_probe.py "$OUT/timeline-fp8" --formats fp8 --repeats 8 --seconds 0.5
+  step summary 30 python3 -m mla timeline "$OUT/timeline-fp8/timeline.csv" --cost "$OUT/timeline-fp8/timeline-cost.csv"
   ;;
 r48b)
+  step timeline 500 python3 scripts/probes/timeline_probe.py "$OUT/timeline-mxfp4" --formats mxfp4 --repeats 8 \
+    --seconds 0.5
+  step summary 30 python3 -m mla timeline "$OUT/timeline-mxfp4/timeline.csv" \
+    --cost "$OUT/timeline-mxfp4/timeline-cost.csv"
+  ;;
+r48c)
   OUT=$OUT TOTAL_BUDGET=570 bash scripts/h200_suite.sh
   ;;
-*) echo "unknown part $PART (r48a | r48b)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r48a | r48b | r48c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
