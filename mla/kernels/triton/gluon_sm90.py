@@ -134,7 +134,8 @@ if gl is not None:
     # The helpers take TIMELINE as a constexpr parameter so that with it off nothing is emitted, also in
     # the warp-specialized partitions (triton 3.6 compiles both sides of an `if` on a flag taken from their
     # argument tuples; a constexpr parameter is decided where the helper is specialized). The pointer is a
-    # real tensor either way (the plan's, empty without TIMELINE): a None argument fails these helper calls.
+    # real tensor either way (the plan's rows, one unused row without TIMELINE): a None argument fails these
+    # helper calls.
 
     @gluon.jit
     def _timeline_row(timeline_ptr):

@@ -633,9 +633,12 @@ class TritonDecodePlan:
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
         # the program timeline (an instrument): a row of TIMELINE_COLUMNS int64 per program, -1 where the
-        # kernel wrote nothing (mla.analysis.timeline reads it); empty when off (the kernels take a pointer)
-        programs = self.grid[0] * self.grid[1] * self.grid[2] if timeline else 0
-        self.timeline = torch.full((programs, TIMELINE_COLUMNS), -1, dtype=torch.int64, device=self.device)
+        # kernel wrote nothing (mla.analysis.timeline reads it); None when off, and the kernels then get one
+        # unused row (a real, non-null pointer: the launcher checks every pointer it is given)
+        programs = self.grid[0] * self.grid[1] * self.grid[2] if timeline else 1
+        rows = torch.full((programs, TIMELINE_COLUMNS), -1, dtype=torch.int64, device=self.device)
+        self.timeline = rows if timeline else None
+        self._timeline_rows = rows
         can_graph = self.device.type == "cuda" and not interpreting()
         self.graph_mode = (graph if graph in (True, "auto") else None) if can_graph else None
         self.graph = self.graph_mode is not None
@@ -731,7 +734,7 @@ class TritonDecodePlan:
         if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
             args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
         if self.variant.family == "gluon":  # + the program timeline's rows (unused without TIMELINE)
-            args += (self.timeline,)
+            args += (self._timeline_rows,)
         return args
 
     def _tma_descriptors(self, kv, stride_kv) -> tuple:
