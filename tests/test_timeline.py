@@ -376,3 +376,18 @@ def test_the_cli_prints_the_summary_and_the_last_programs_decomposition(tmp_path
     assert parts["us"].iloc[0] == pytest.approx(0.3, abs=2e-3)  # the last program started 0.3 us late
     assert main(["timeline", str(csv), "--case", "bs4-kv1024-q1-h16"]) == 2  # no rows: a one-line error
     assert "no rows for cases" in capsys.readouterr().err
+
+
+def test_a_coarse_timer_leaves_the_launch_clock_right_and_a_programs_own_clock_wrong():
+    """With %globaltimer in 1 us steps a program's own clock (its cycles over a span of a few ticks) is off by
+    up to a tick in five; the launch's clock (cycles over ns summed over 128 programs whose starts fall at
+    different points of a tick) comes back within 1%, and with it the durations (the default)."""
+    st = launch(starts=[T0 + 37 * p for p in range(128)], n_tiles=8)  # 8 tiles: 7.5-us programs
+    st[:, 0:5] = st[:, 0:5] // 1000 * 1000  # the timer's ticks
+    st[:, 12:15] = -1
+    exact = tl.program_frame(launch(starts=[T0 + 37 * p for p in range(128)], n_tiles=8), (1, 1, 128))
+    f = tl.program_frame(st, (1, 1, 128))
+    own = tl.program_frame(st, (1, 1, 128), clock="program")
+    assert exact["duration_us"].to_numpy() == pytest.approx(7.5, rel=1e-3)
+    assert f["duration_us"].to_numpy() == pytest.approx(7.5, rel=1e-2)
+    assert np.abs(own["duration_us"].to_numpy() / 7.5 - 1).max() > 0.05  # a single program's span misleads

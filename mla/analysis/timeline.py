@@ -128,7 +128,7 @@ def _check_stamps(a: np.ndarray) -> None:
             prev_name = np.where(present, name, prev_name)
 
 
-def program_frame(stamps, grid, *, clock: str | float = "program") -> pd.DataFrame:
+def program_frame(stamps, grid, *, clock: str | float = "launch") -> pd.DataFrame:
     """One row per program of one launch, from its ``stamps`` [num_programs, 16] and launch ``grid``
     (g0, g1, g2). Raises ValueError for a wrong shape, a grid that does not match the rows, programs
     without stamps (start_ns == -1), a negative smid or events out of order within a row.
@@ -141,7 +141,7 @@ def program_frame(stamps, grid, *, clock: str | float = "program") -> pd.DataFra
     loop_end2_us, end2_us`` (NaN where not written) and ``finish_us`` (the later of the consumers' ends);
     ``clock_ghz``: the program's own SM clock, (end_clk - start_clk) / (end_ns - start_ns), NaN where
     end_ns == start_ns (a coarse timer); durations in us from %clock64 (precise: the timer may tick in
-    1 us steps), converted with the program's own clock, or the median clock where its own is NaN:
+    1 us steps), converted at the clock ``clock`` names (below):
     ``prologue_us`` (start -> Q ready), ``first_wait_us`` (start -> first tile ready), ``loop_us``
     (first tile ready -> last tile's MMAs waited for), ``per_tile_us`` (loop_us / (n_tiles - 1), NaN for
     n_tiles <= 1; with two consumers it is consumer 0's tile, i.e. every other tile of the program),
@@ -149,8 +149,10 @@ def program_frame(stamps, grid, *, clock: str | float = "program") -> pd.DataFra
     later end, consumer 1's part from its ns stamps since it has no cycle stamps). The phases of a
     program without tiles are NaN.
 
-    ``clock``: "program" (as above), "median" (one clock, the median of the programs' own, for every
-    program: better when %globaltimer ticks coarsely and programs are a few ticks long) or a number (GHz).
+    ``clock``: "launch" (the default: one clock for every program, the launch's cycles over its ns summed
+    over the programs - the SMs share one clock, and the sum averages out a coarse %globaltimer's ticks, which
+    a program's own span of a few ticks does not), "program" (each program's own, the median where its own is
+    NaN), "median" (the median of the programs' own) or a number (GHz).
     """
     a = _as_array(stamps)
     g0, g1, g2 = _check_grid(grid, len(a))
@@ -168,14 +170,18 @@ def program_frame(stamps, grid, *, clock: str | float = "program") -> pd.DataFra
     with np.errstate(divide="ignore", invalid="ignore"):
         own = np.where((span_ns > 0) & (span_clk > 0), span_clk / span_ns, np.nan)  # cycles per ns = GHz
     median = float(np.nanmedian(own)) if np.isfinite(own).any() else np.nan
-    if clock == "program":
+    ok = (span_ns > 0) & (span_clk > 0)
+    pooled = float(span_clk[ok].sum() / span_ns[ok].sum()) if ok.any() else np.nan
+    if clock == "launch":
+        ghz = np.full(len(a), pooled)
+    elif clock == "program":
         ghz = np.where(np.isfinite(own), own, median)
     elif clock == "median":
         ghz = np.full(len(a), median)
     elif isinstance(clock, Real) and not isinstance(clock, bool) and clock > 0:
         ghz = np.full(len(a), float(clock))
     else:
-        raise ValueError(f"clock must be 'program', 'median' or a clock in GHz, got {clock!r}")
+        raise ValueError(f"clock must be 'launch', 'program', 'median' or a clock in GHz, got {clock!r}")
 
     def clk_us(frm: str, to: str) -> np.ndarray:  # cycles between two events of the program -> us
         lo, hi = c[f"{frm}_clk"], c[f"{to}_clk"]
@@ -366,7 +372,7 @@ def load_timeline_csv(path) -> pd.DataFrame:
     return df
 
 
-def frames_from_csv(df: pd.DataFrame, *, clock: str | float = "program") -> dict[tuple, pd.DataFrame]:
+def frames_from_csv(df: pd.DataFrame, *, clock: str | float = "launch") -> dict[tuple, pd.DataFrame]:
     """{(case, variant, kv_format, repeat): program frame} from the long CSV's rows. Within a key the rows
     are one launch in program order (or sorted by an optional ``program`` column); ValueError where a key
     mixes runs (filter by run_id first) or grids, or where its stamps fail :func:`program_frame`."""
@@ -411,7 +417,7 @@ def _kernel_us_for(kernel_us, key: tuple) -> float:
 
 
 def summary_table(df: pd.DataFrame, kernel_us=None, *, sm_count: int | None = None,
-                  clock: str | float = "program") -> pd.DataFrame:
+                  clock: str | float = "launch") -> pd.DataFrame:
     """One row per (case, variant, kv_format) of the long CSV: :func:`summary_frame`'s numbers as the
     median over the repeats (``repeats``: how many), the critical program's identity (b, split,
     head_group, sm) as its most frequent value over the repeats. ``kernel_us`` (None, one number, a
