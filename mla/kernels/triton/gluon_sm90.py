@@ -929,7 +929,7 @@ if gl is not None:
         uniform_kv_len with UNIFORM_RANGES: every element's KV length when the batch is uniform (the ranges are
         then b x Q_SEQ_LEN and b x uniform_kv_len, what the validated indptrs hold), 0 for a ragged batch (the
         indptrs are loaded); ignored without UNIFORM_RANGES.
-        timeline_ptr with TIMELINE (an instrument, None otherwise): this program's row of the timeline
+        timeline_ptr with TIMELINE (an instrument; one unused row otherwise): this program's row of the timeline
         (_timeline_mark): start, Q ready, the first tile ready (MXFP4: decoded), the loop's end, the end.
         BLOCK_M = R, the padded row count (16: heads_per_program keeps q_seq_len x heads <= 16);
         BLOCK_N must be 64 (warpgroup MMA's M). See the module docstring for STAGES, V_SLOTS,
