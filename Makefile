@@ -13,21 +13,44 @@ WHEELS ?= .whl
 SITE   ?= /tmp/mla-site
 OFFLINE := $(shell ls $(WHEELS)/*.whl >/dev/null 2>&1 && python3 -c "import torch, matplotlib, pandas" 2>/dev/null && echo 1)
 
-.PHONY: setup test reproduce smoke info clean-venv
+.PHONY: setup test test-h200-triton reproduce smoke info clean-venv
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	@if python3 -c "import torch" 2>/dev/null; then \
-		echo "[setup] reusing the system torch"; python3 -m venv --system-site-packages $(VENV); \
+		python3 -m venv --system-site-packages $(VENV); \
 	else \
-		python3 -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q "$(TORCH)"; \
+		python3 -m venv $(VENV); \
+	fi
+	@# Ask the new venv, not python3: when python3 is itself an activated venv's, its torch is not in
+	@# the "system" site-packages the new venv sees, and pip would otherwise resolve the newest torch.
+	@if $(PY) -c "import torch" 2>/dev/null; then \
+		echo "[setup] reusing the system torch $$($(PY) -c 'import torch; print(torch.__version__)')"; \
+	else \
+		echo "[setup] installing $(TORCH)"; $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q "$(TORCH)"; \
 	fi
 	$(PY) -m pip install -q -e ".[notebooks,dev]"
 	@touch $@
 
 test: setup
 	$(PY) -m pytest -q -n auto --dist loadfile
+
+# The H200 image compiles with triton 3.6, this venv with the newest triton. This lane installs the H200's
+# triton beside the venv (--target, no dependencies) and reruns the tests that compile kernels offline for
+# sm90 / gfx950 with it, so a change that 3.6 cannot compile (a Gluon API, a PTX pattern) fails here, not in
+# a device session. Only compile tests: triton 3.6's interpreter fails under numpy 2 (an int() of a 1-d array).
+H200_TRITON     ?= 3.6.0
+H200_TRITON_DIR ?= .triton-$(H200_TRITON)
+COMPILE_TESTS   := tests/test_triton_gen3.py tests/test_isa_triton.py tests/test_pdl.py \
+	tests/test_triton_kernels.py::test_compile_offline_sm90_and_gfx950 \
+	tests/test_triton_kernels.py::test_word_decode_variants_compile_for_sm90_with_cp_async \
+	tests/test_triton_kernels.py::test_fused_variants_compile_for_sm90_with_the_acq_rel_counter
+test-h200-triton: setup
+	@test -f $(H200_TRITON_DIR)/triton/__init__.py || \
+		$(PY) -m pip install -q --no-deps --target $(H200_TRITON_DIR) "triton==$(H200_TRITON)"
+	PYTHONPATH=$(CURDIR)/$(H200_TRITON_DIR) $(PY) -c "import triton; assert triton.__version__ == '$(H200_TRITON)', triton.__file__"
+	PYTHONPATH=$(CURDIR)/$(H200_TRITON_DIR) $(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider $(COMPILE_TESTS)
 
 ifeq ($(OFFLINE),1)
 reproduce:
