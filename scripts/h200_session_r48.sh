@@ -8,7 +8,11 @@
 #         mode with the timeline on and off (its cost)
 #   r48b  the same probe for MXFP4 (v152, v143 at the kv8192 shapes)
 #   r48c  the whole GPU suite (scripts/h200_suite.sh) with FlashInfer
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b|r48c     (writes $OUT/*)
+#   r48d  r48a and r48b in one call, for a session whose machine starts are scarce (2026-12-06: five refused starts):
+#         the timeline GPU tests, then the probe on both formats, 4 stamped launches a case, the cases in the order
+#         of what they decide (the 151 MB gap, the short programs' fixed cost, MXFP4's two waves, the MXFP4 / fp8
+#         order), so a run stopped at its limit keeps the first ones (the probe rewrites its CSVs after every case)
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b|r48c|r48d (writes $OUT/*)
 #   Each probe part ends with python -m mla timeline on its CSVs (the per-case summary and the last program's
 #   decomposition); the CSVs go under data/measured/h200/issue10/.
 # Predicted before r48a (written 2026-12-04 ~22:55 UTC, offline; nothing of this has run on a GPU):
@@ -50,9 +54,17 @@ r48b)
   step summary 30 python3 -m mla timeline "$OUT/timeline-mxfp4/timeline.csv" \
     --cost "$OUT/timeline-mxfp4/timeline-cost.csv"
   ;;
+r48d)
+  step tests 120 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k timeline -rfE \
+    --junitxml="$OUT/pytest-timeline-r48d.xml"
+  step timeline 520 python3 scripts/probes/timeline_probe.py "$OUT/timeline" --formats fp8,mxfp4 --repeats 4 \
+    --seconds 0.4 --cases bs32-kv8192-q1-h16,bs4-kv1024-q1-h16,bs256-kv8192-q1-h16,bs4-kv8192-q1-h16,\
+bs64-kv8192-q1-h16,bs256-kv1024-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16
+  STEP_MARGIN=0 step summary 25 python3 -m mla timeline "$OUT/timeline/timeline.csv" --cost "$OUT/timeline/timeline-cost.csv"
+  ;;
 r48c)
   OUT=$OUT TOTAL_BUDGET=570 bash scripts/h200_suite.sh
   ;;
-*) echo "unknown part $PART (r48a | r48b | r48c)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r48a | r48b | r48c | r48d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
