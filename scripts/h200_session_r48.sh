@@ -37,6 +37,14 @@
 #   - MXFP4 bs256-kv8192 v143 (256 programs x 128 tiles, one CTA an SM: two waves, ~347 us): the second wave starts
 #     as the first ends, each ~165-175 us; idle fraction 3-6% (256 programs in 264 slots); bs32 / bs64-kv8192 v143:
 #     per tile 1.5-1.7 / 1.45-1.6 us (issue-bound, so no faster than fp8 per tile although half the bytes).
+# A second prediction, added 2026-12-06 ~00:50 UTC before r48d (by arithmetic on committed rows, nothing new run): the
+# fp8 gap over a plain read of the same bytes behind the same write flush does not grow with the bytes - campaign 23's
+# v149 / v153 kernel times against r47's ld.global probe: bs32-kv8192 60.6 - 48.8 = 11.8 us (151 MB), bs64-kv8192
+# 95.9 - 83.6 = 12.3 (302 MB), bs256-kv8192 313.3 - 300.4 = 12.9 (1.2 GB). A per-tile cost would have grown 8x from the
+# first to the last. So, against the first prediction: the tile loop runs within ~3% of the plain read's per-SM rate
+# and the ~12 us sit at the ends: start -> first tile ready 3-5 us (the Q side and the first TMA behind the flush's
+# write-back), last tile -> end 1-2 us, kernel time - makespan 4-6 us where a reduce follows (bs32 / bs64-kv8192),
+# 2-3 us where none does (bs256-kv8192, one split); per-tile spans 1.35-1.5 us at bs32-kv8192.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r48a | r48b | r48c}"
