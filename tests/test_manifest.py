@@ -225,3 +225,28 @@ def test_evict_probe_gives_the_share_of_the_write_back_the_hint_recovered(tmp_pa
     assert t.recovered.tolist() == pytest.approx([0.5, -18.0 / 8.0])
     assert t.loc[0, ["write_us", "write_ef_us", "read_us", "read_ef_us"]].tolist() == [20.0, 18.0, 16.0, 16.1]
     assert measured.evict_probe("measured/h200/issue10/missing.csv") is None
+
+
+def test_plain_read_gap_interpolates_the_probe_in_bytes_and_never_extrapolates(tmp_path, monkeypatch):
+    """Each kernel row against the probe's plain read (write flush, no hint) at its own bytes: log-log
+    interpolation between the probe's sizes, NaN outside them; gap = kernel - read, ratio = kernel / read."""
+    d = tmp_path / "measured" / "h200" / "issue10"
+    d.mkdir(parents=True)
+    rows = []
+    for size, nbytes, w in (("10MB", 10_000_000, 10.0), ("1000MB", 1_000_000_000, 250.0)):
+        for flush, evict, us in (("write", "normal", w), ("write", "evict_first", w + 1), ("read", "normal", w - 2),
+                                 ("read", "evict_first", w - 2)):
+            rows.append(dict(size=size, nbytes=nbytes, flush=flush, evict=evict, median_us=us))
+    pd.DataFrame(rows).to_csv(d / "probe.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    k = pd.DataFrame(dict(case=["a", "b", "c", "d"], kv_format=["fp8"] * 4, variant=["v1"] * 4,
+                          io_bytes=[10_000_000, 100_000_000, 1_000_000_000, 5_000_000],
+                          kernel_median_us=[12.0, 60.0, 260.0, 9.0]))
+    g = measured.plain_read_gap(k, "measured/h200/issue10/probe.csv")
+    # 100 MB is halfway in log bytes: the read is the geometric mean of 10 and 250 us (50 us)
+    assert g.plain_read_us.iloc[:3].tolist() == pytest.approx([10.0, 50.0, 250.0])
+    assert g.gap_us.iloc[:3].tolist() == pytest.approx([2.0, 10.0, 10.0])
+    assert g.ratio.iloc[1] == pytest.approx(1.2)
+    assert math.isnan(g.plain_read_us.iloc[3]) and math.isnan(g.gap_us.iloc[3])  # under the probe's smallest read
+    assert measured.plain_read_gap(k, "measured/h200/issue10/missing.csv") is None
+    assert measured.plain_read_gap(None, "measured/h200/issue10/probe.csv") is None

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import problem as P
@@ -349,6 +350,30 @@ def evict_probe(path: str = EVICT_PROBE) -> pd.DataFrame | None:
     t["recovered"] = (t.write_us - t.write_ef_us) / (t.write_us - t.read_us)
     t["source_csv"] = _rel(f)
     return t[["size", "nbytes", "write_us", "write_ef_us", "read_us", "read_ef_us", "recovered", "source_csv"]]
+
+
+def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE) -> pd.DataFrame | None:
+    """Each kernel row's time over a plain read of the same bytes: round 47's ``ld.global`` read after the write
+    flush (no hint; the kernel mode's flush and timing), interpolated log-log in bytes between the probe's sizes.
+
+    ``rows``: bench rows (``case``, ``kv_format``, ``variant``, ``io_bytes``, ``kernel_median_us``). Returns one row
+    each with ``plain_read_us`` (NaN outside the probe's sizes: no extrapolation), ``gap_us`` = kernel - plain read
+    and ``ratio``, plus ``source_csv`` (the rows') and ``probe_csv``; None when either is missing. The probe ran in
+    another call than the rows (same device kind, same day for campaign 23): a reference, not a same-run floor."""
+    t = evict_probe(probe)
+    if rows is None or t is None or not len(rows):
+        return None
+    x, y = np.log(t.nbytes.astype(float).to_numpy()), np.log(t.write_us.astype(float).to_numpy())
+    lb = np.log(rows.io_bytes.astype(float).to_numpy())
+    read = np.where((lb >= x[0]) & (lb <= x[-1]), np.exp(np.interp(lb, x, y)), np.nan)
+    cols = ["case", "kv_format", "variant", "io_bytes"] + [c for c in ("source_csv",) if c in rows.columns]
+    out = rows[cols].reset_index(drop=True).copy()
+    out["kernel_us"] = rows.kernel_median_us.astype(float).to_numpy()
+    out["plain_read_us"] = read
+    out["gap_us"] = out.kernel_us - out.plain_read_us
+    out["ratio"] = out.kernel_us / out.plain_read_us
+    out["probe_csv"] = t.source_csv.iloc[0]
+    return out
 
 
 TRANSIENT_RUNS = {  # round 42 (docs/notes-triton.md, "Round 42"): which timing came where in its process
