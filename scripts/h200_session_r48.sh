@@ -12,7 +12,9 @@
 #         the timeline GPU tests, then the probe on both formats, 4 stamped launches a case, the cases in the order
 #         of what they decide (the 151 MB gap, the short programs' fixed cost, MXFP4's two waves, the MXFP4 / fp8
 #         order), so a run stopped at its limit keeps the first ones (the probe rewrites its CSVs after every case)
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b|r48c|r48d (writes $OUT/*)
+#   r48e  the smallest useful call (what is left after refused starts, ~4-5 min): the probe alone on the two deciding
+#         cases (bs32-kv8192: the 151 MB gap; bs4-kv1024: the short programs' fixed cost), both formats, 3 launches
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r48.sh r48a|r48b|r48c|r48d|r48e (writes $OUT/*)
 #   Each probe part ends with python -m mla timeline on its CSVs (the per-case summary and the last program's
 #   decomposition); the CSVs go under data/measured/h200/issue10/.
 # Predicted before r48a (written 2026-12-04 ~22:55 UTC, offline; nothing of this has run on a GPU):
@@ -70,9 +72,14 @@ r48d)
 bs64-kv8192-q1-h16,bs256-kv1024-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16
   STEP_MARGIN=0 step summary 25 python3 -m mla timeline "$OUT/timeline/timeline.csv" --cost "$OUT/timeline/timeline-cost.csv"
   ;;
+r48e)
+  step timeline 400 python3 scripts/probes/timeline_probe.py "$OUT/timeline" --formats fp8,mxfp4 --repeats 3 \
+    --seconds 0.3 --cases bs32-kv8192-q1-h16,bs4-kv1024-q1-h16
+  STEP_MARGIN=0 step summary 25 python3 -m mla timeline "$OUT/timeline/timeline.csv" --cost "$OUT/timeline/timeline-cost.csv"
+  ;;
 r48c)
   OUT=$OUT TOTAL_BUDGET=570 bash scripts/h200_suite.sh
   ;;
-*) echo "unknown part $PART (r48a | r48b | r48c | r48d)" >&2; exit 2 ;;
+*) echo "unknown part $PART (r48a | r48b | r48c | r48d | r48e)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
