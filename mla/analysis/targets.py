@@ -1,4 +1,4 @@
-"""The open issues' speed targets, evaluated on the manifest's leaderboard rows.
+"""Issues 9 and 10's speed targets, evaluated on the manifest's leaderboard rows.
 
 Issues 9 (quantized KV at the speed of its bytes) and 10 (small and medium shapes at the floor) each
 end in a list of targets stated on benchmark rows. Every campaign used to restate them by hand in the
