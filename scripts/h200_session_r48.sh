@@ -49,7 +49,7 @@
 # 2-3 us where none does (bs256-kv8192, one split); per-tile spans 1.35-1.5 us at bs32-kv8192.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r48a | r48b | r48c}"
+session_begin "${1:?which part: r48a | r48b | r48c | r48d | r48e}"
 export TRITON_CACHE_DIR=/tmp/tcache-r48
 case $PART in
 r48a)
