@@ -53,11 +53,15 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
 
 def normalise(nb) -> None:
     """Drop what changes between identical runs: per-cell execution timestamps (older nbclient
-    versions record them regardless) and the kernel's transient metadata."""
+    versions record them regardless), the kernel's transient metadata, and the Python patch
+    version (3.11.2 on Debian's python3, 3.11.7 on another build: the same outputs)."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     nb.metadata.pop("papermill", None)
     nb.metadata.pop("widgets", None)
+    info = nb.metadata.get("language_info", {})
+    if isinstance(info.get("version"), str):
+        info["version"] = ".".join(info["version"].split(".")[:2])
 
 
 def run_notebooks(mode: str = "replay", only: str | None = None, timeout: int = 1200) -> int:

@@ -268,3 +268,24 @@ def test_run_notebook_sets_the_one_mode_cell_and_saves_the_replay_default(tmp_pa
     out = nbformat.read(path, as_version=4)
     assert len(out.cells) == 2 and "mode is live" in out.cells[1].outputs[0]["text"]
     assert out.cells[0].source.startswith('MODE = "replay"') and 'made with MODE = "live"' in out.cells[0].source
+
+
+def test_normalise_keeps_what_identical_runs_share_and_drops_what_they_do_not():
+    """An unchanged re-run must leave a notebook byte-identical on any machine: the execution timestamps,
+    papermill's and widgets' metadata and the Python patch version go; the cells and the minor version stay."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-12-06T00:00:00Z"}
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell]
+    nb.metadata.update(papermill={"duration": 1.0}, widgets={}, language_info={"name": "python", "version": "3.11.7"})
+    reproduce.normalise(nb)
+    assert "execution" not in nb.cells[0].metadata and nb.cells[0].metadata["tags"] == ["parameters"]
+    assert "papermill" not in nb.metadata and "widgets" not in nb.metadata
+    assert nb.metadata["language_info"] == {"name": "python", "version": "3.11"}
+    other = nbformat.v4.new_notebook()
+    other.metadata["language_info"] = {"name": "python", "version": "3.11.2"}
+    reproduce.normalise(other)
+    assert other.metadata["language_info"]["version"] == nb.metadata["language_info"]["version"]
