@@ -7,7 +7,8 @@ precise in-program spans), its SM and its tiles (gluon_sm90.TIMELINE_FIELDS). Pe
 probe runs the default call's plan (or ``--variant``) with and without the instrument:
 
 * timeline rows: ``--repeats`` launches, each on fresh inputs (seed + 13 r, eval.py's rule) with the outputs
-  NaN-poisoned and the L2 flushed by the write flush (the kernel mode's), every output checked
+  NaN-poisoned and the L2 flushed by the write flush (the kernel mode's; ``--flush read`` leaves clean lines
+  instead, the write-back's control), every output checked
   (``mla.check``); a repeat whose check fails writes no stamps and fails the probe's exit status;
 * cost rows: the kernel-mode time of the same plan with the timeline on and off (graph replay behind the
   write flush, the harness's window), each graph's output checked after its timing.
@@ -104,12 +105,16 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", default=None, help="a generation-3 variant (default: the default call's plan)")
     ap.add_argument("--repeats", type=int, default=20, help="stamped launches per case and format")
     ap.add_argument("--seconds", type=float, default=0.5, help="kernel-mode window per cost row")
+    ap.add_argument("--flush", default="write", choices=("write", "read"),
+                    help="the L2 flush before every launch: 'write' (the kernel mode's, dirty lines: the leaderboard's "
+                         "state) or 'read' (clean lines: how much of a phase is the dirty lines' write-back)")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     run_id = prov.new_run_id(device)
     base = prov.provenance(device, run_id)
     command = prov.invocation()
-    flush = L2Flush(device, "write")
+    flush = L2Flush(device, args.flush)
+    base = dict(base, l2_flush=args.flush)
     rule = StoppingRule(min_runs=20, max_runs=100000, max_seconds=args.seconds, kernel_min_seconds=args.seconds)
     stamp_rows, cost_rows, failed = [], [], 0
     out = Path(args.out_dir)
