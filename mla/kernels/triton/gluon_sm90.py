@@ -169,10 +169,11 @@ if gl is not None:
 
     @gluon.jit
     def _timeline_put(TIMELINE: gl.constexpr, timeline_ptr, COL: gl.constexpr, value):
-        """A count (the tiles a consumer ran) into column COL."""
+        """A count (the tiles a consumer ran) into column COL; a split past its element's end computes a negative
+        count and runs no tile: 0."""
         if TIMELINE:
             row, pid = _timeline_row(timeline_ptr)
-            gl.store(row + COL, value.to(gl.int64))
+            gl.store(row + COL, gl.maximum(value, 0).to(gl.int64))
 
     @gluon.jit
     def _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, col0,
