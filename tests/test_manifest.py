@@ -10,6 +10,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -250,3 +251,76 @@ def test_plain_read_gap_interpolates_the_probe_in_bytes_and_never_extrapolates(t
     assert math.isnan(g.plain_read_us.iloc[3]) and math.isnan(g.gap_us.iloc[3])  # under the probe's smallest read
     assert measured.plain_read_gap(k, "measured/h200/issue10/missing.csv") is None
     assert measured.plain_read_gap(None, "measured/h200/issue10/probe.csv") is None
+
+
+def test_plain_read_gap_takes_the_read_flush_column_and_refuses_another(tmp_path, monkeypatch):
+    """flush="read" interpolates the probe's read-flush times (rows timed behind a read flush); any other flush is
+    a ValueError naming it."""
+    d = tmp_path / "measured" / "h100" / "issue10"
+    d.mkdir(parents=True)
+    rows = [dict(size=s, nbytes=n, flush=f, evict=e, median_us=us)
+            for s, n, w in (("10MB", 10_000_000, 10.0), ("1000MB", 1_000_000_000, 250.0))
+            for f, e, us in (("write", "normal", w), ("write", "evict_first", w), ("read", "normal", w / 2),
+                             ("read", "evict_first", w / 2))]
+    pd.DataFrame(rows).to_csv(d / "probe.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    k = pd.DataFrame(dict(case=["a"], kv_format=["fp8"], variant=["v1"], io_bytes=[100_000_000],
+                          kernel_median_us=[30.0]))
+    g = measured.plain_read_gap(k, "measured/h100/issue10/probe.csv", flush="read")
+    assert g.plain_read_us.tolist() == pytest.approx([25.0]) and g.gap_us.tolist() == pytest.approx([5.0])
+    assert g.flush.tolist() == ["read"]
+    with pytest.raises(ValueError, match="flush must be 'write' or 'read', got 'none'"):
+        measured.plain_read_gap(k, "measured/h100/issue10/probe.csv", flush="none")
+
+
+def test_same_run_read_gap_uses_the_checked_uninstrumented_time_at_the_case_bytes(tmp_path, monkeypatch):
+    """A timeline cost row (kernel mode, instrument off, its check passed) against the same run's plain read at the
+    case's own bytes for its format; error rows and failed checks are left out."""
+    from mla import problem as P
+
+    d = tmp_path / "measured" / "h100" / "issue10"
+    d.mkdir(parents=True)
+    pd.DataFrame([dict(size=s, nbytes=n, flush="write", evict="normal", median_us=us)
+                  for s, n, us in (("10MB", 10_000_000, 10.0), ("1000MB", 1_000_000_000, 100.0))]
+                 + [dict(size=s, nbytes=n, flush=f, evict=e, median_us=1.0)
+                    for s, n in (("10MB", 10_000_000), ("1000MB", 1_000_000_000))
+                    for f, e in (("write", "evict_first"), ("read", "normal"), ("read", "evict_first"))]
+                 ).to_csv(d / "probe.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    cost = pd.DataFrame(dict(case=["bs32-kv8192-q1-h16"] * 3, kv_format=["fp8", "mxfp4", "fp8"],
+                             variant=["v149", "v143", "v149"], status=["ok", "ok", "error"],
+                             check_off=[True, False, True], kernel_off_median_us=[80.0, 60.0, 1.0]))
+    g = measured.same_run_read_gap(cost, "measured/h100/issue10/probe.csv")
+    assert len(g) == 1 and g.kv_format.tolist() == ["fp8"]
+    nbytes = P.io_bytes(P.case_from_name("bs32-kv8192-q1-h16"), "fp8")
+    assert g.io_bytes.tolist() == [nbytes]
+    read = 10.0 * (nbytes / 10_000_000) ** 0.5  # log-log between (10 MB, 10 us) and (1000 MB, 100 us)
+    assert g.plain_read_us.tolist() == pytest.approx([read]) and g.gap_us.tolist() == pytest.approx([80.0 - read])
+    assert measured.same_run_read_gap(None) is None
+    assert measured.timeline_run("write", {"write": ("measured/h100/issue10/none.csv.gz", "x.csv")}) is None
+    with pytest.raises(ValueError, match="no timeline run for flush 'eval'"):
+        measured.timeline_run("eval")
+
+
+def test_committed_timeline_runs_are_checked_and_hold_notebook_02s_reading():
+    """Rounds 48 / 50's H100 rows (notebook 02 section 9): every stamped launch and both kernel-mode graphs passed
+    their checks; fp8's gap over the same run's plain read is the same behind either flush (within 1.5 us from
+    150 MB), and at bs256-kv8192 the programs' spread of ends (last - mean) is most of that gap."""
+    from mla.analysis import timeline
+
+    gaps = {}
+    for fl in ("write", "read"):
+        run = measured.timeline_run(fl)
+        assert run is not None, f"missing {measured.TIMELINE_RUNS[fl]}"
+        stamps, cost = run
+        assert (cost.status == "ok").all() and (cost.checks_passed == cost.repeats).all()
+        assert cost.check_off.all() and cost.check_on.all() and (stamps.device.str.contains("H100")).all()
+        gaps[fl] = measured.same_run_read_gap(cost, flush=fl).set_index(["case", "kv_format"])
+    big = [k for k in gaps["write"].index if k[1] == "fp8" and gaps["write"].io_bytes[k] >= 150e6]
+    assert len(big) == 4
+    for k in big:
+        assert abs(gaps["write"].gap_us[k] - gaps["read"].gap_us[k]) <= 1.5, k
+    stamps, _ = measured.timeline_run("write")
+    frames = timeline.frames_from_csv(stamps[stamps.case == "bs256-kv8192-q1-h16"].drop(columns="source_csv"))
+    spread = [f.finish_us.max() - f.finish_us.mean() for k, f in frames.items() if k[2] == "fp8"]
+    assert np.median(spread) >= 0.75 * gaps["write"].gap_us[("bs256-kv8192-q1-h16", "fp8")]

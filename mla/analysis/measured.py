@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -352,18 +353,21 @@ def evict_probe(path: str = EVICT_PROBE) -> pd.DataFrame | None:
     return t[["size", "nbytes", "write_us", "write_ef_us", "read_us", "read_ef_us", "recovered", "source_csv"]]
 
 
-def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE) -> pd.DataFrame | None:
+def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE, *, flush: str = "write") -> pd.DataFrame | None:
     """Each kernel row's time over a plain read of the same bytes: round 47's ``ld.global`` read after the write
     flush (no hint; the kernel mode's flush and timing), interpolated log-log in bytes between the probe's sizes.
+    ``flush="read"`` takes the probe's read-flush column instead (for rows timed behind the read flush).
 
     ``rows``: bench rows (``case``, ``kv_format``, ``variant``, ``io_bytes``, ``kernel_median_us``). Returns one row
     each with ``plain_read_us`` (NaN outside the probe's sizes: no extrapolation), ``gap_us`` = kernel - plain read
     and ``ratio``, plus ``source_csv`` (the rows') and ``probe_csv``; None when either is missing. The probe ran in
     another call than the rows (same device kind, same day for campaign 23): a reference, not a same-run floor."""
+    if flush not in ("write", "read"):
+        raise ValueError(f"flush must be 'write' or 'read', got {flush!r}")
     t = evict_probe(probe)
     if rows is None or t is None or not len(rows):
         return None
-    x, y = np.log(t.nbytes.astype(float).to_numpy()), np.log(t.write_us.astype(float).to_numpy())
+    x, y = np.log(t.nbytes.astype(float).to_numpy()), np.log(t[f"{flush}_us"].astype(float).to_numpy())
     lb = np.log(rows.io_bytes.astype(float).to_numpy())
     read = np.where((lb >= x[0]) & (lb <= x[-1]), np.exp(np.interp(lb, x, y)), np.nan)
     cols = ["case", "kv_format", "variant", "io_bytes"] + [c for c in ("source_csv",) if c in rows.columns]
@@ -373,7 +377,55 @@ def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE) -> pd.Da
     out["gap_us"] = out.kernel_us - out.plain_read_us
     out["ratio"] = out.kernel_us / out.plain_read_us
     out["probe_csv"] = t.source_csv.iloc[0]
+    out["flush"] = flush
     return out
+
+
+# Rounds 48 and 50 (docs/notes-triton.md, "Round 50"): the program timeline of the default call's plans on the 8
+# shapes (scripts/probes/timeline_probe.py), behind the write flush and behind the read flush, and the plain read of
+# the same call (scripts/probes/evict_probe.py). The device tool lent an H100 for both calls, not the H200.
+TIMELINE_RUNS = {
+    "write": ("measured/h100/issue10/timeline-write-r50a.csv.gz", "measured/h100/issue10/timeline-cost-write-r50a.csv"),
+    "read": ("measured/h100/issue10/timeline-read-r50a.csv.gz", "measured/h100/issue10/timeline-cost-read-r50a.csv"),
+}
+TIMELINE_PROBE = "measured/h100/issue10/evict-probe-r50a.csv"
+TIMELINE_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r50.sh r50a (on a GPU)",
+                "python -m mla timeline data/measured/h100/issue10/timeline-write-r50a.csv.gz "
+                "--cost data/measured/h100/issue10/timeline-cost-write-r50a.csv"]
+
+
+def timeline_run(flush: str = "write", runs: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(stamps, cost) of one committed timeline run: the long per-program CSV (``load_timeline_csv``, with
+    ``source_csv``) and its cost CSV (kernel-mode time with the instrument off and on, per case and format).
+    ``runs`` maps the flush to the two paths (default :data:`TIMELINE_RUNS`); None when a file is missing."""
+    from .timeline import load_timeline_csv
+
+    runs = TIMELINE_RUNS if runs is None else runs
+    if flush not in runs:
+        raise ValueError(f"no timeline run for flush {flush!r}; have {sorted(runs)}")
+    stamps_path, cost_path = (DATA / p for p in runs[flush])
+    if not (stamps_path.exists() and cost_path.exists()):
+        return None
+    stamps = load_timeline_csv(stamps_path)
+    stamps["source_csv"] = _rel(stamps_path)
+    cost = pd.read_csv(cost_path)
+    cost["source_csv"] = _rel(cost_path)
+    return stamps, cost
+
+
+def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
+                      flush: str = "write") -> pd.DataFrame | None:
+    """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
+    call's plain read of the same bytes behind the same flush (:func:`plain_read_gap`): a same-run reference, unlike
+    campaign 23's against round 47's probe. Only rows whose status is ok and whose two checks passed."""
+    if cost is None or not len(cost):
+        return None
+    ok = cost[(cost["status"].fillna("ok") == "ok") & cost["check_off"].astype(bool)].copy()
+    if not len(ok):
+        return None
+    ok["io_bytes"] = [P.io_bytes(P.case_from_name(c), f) for c, f in zip(ok.case, ok.kv_format)]
+    ok["kernel_median_us"] = ok["kernel_off_median_us"].astype(float)
+    return plain_read_gap(ok, probe, flush=flush)
 
 
 TRANSIENT_RUNS = {  # round 42 (docs/notes-triton.md, "Round 42"): which timing came where in its process
