@@ -47,6 +47,9 @@
 # and the ~12 us sit at the ends: start -> first tile ready 3-5 us (the Q side and the first TMA behind the flush's
 # write-back), last tile -> end 1-2 us, kernel time - makespan 4-6 us where a reduce follows (bs32 / bs64-kv8192),
 # 2-3 us where none does (bs256-kv8192, one split); per-tile spans 1.35-1.5 us at bs32-kv8192.
+# Measured (r48d, 2026-12-06 03:47 UTC, on an H100 the device tool gave: data/measured/h100/issue10/, docs/notes-triton.md
+# "Round 50"): the first prediction missed (the loop does not hold the gap), the second partly (the ends are longer than
+# predicted, and the part of the gap that grows with the launch is the programs' spread of ends, which neither named).
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r48a | r48b | r48c | r48d | r48e}"

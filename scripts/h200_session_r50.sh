@@ -17,6 +17,10 @@
 #   - the loop per tile shrinks where the dirty 50 MB are written back inside it (bs32-kv8192: 50 of 152 MB), so
 #     the makespan drops 6-10 us at >= 150 MB and the gap to the same flush's plain read stays within 2 us of r48d's
 #   - kernel - makespan ("outside the split kernel") does not move (graph, reduce: no DRAM traffic to speak of)
+# Measured (r50a, 03:51-03:54 UTC, an H100; docs/notes-triton.md "Round 50"): first-tile wait -1.2 / -0.9 us at bs32 /
+# bs64-kv8192 (missed), -2.9 at bs256 (met), -0.7 at bs4-kv1024 (slightly over); makespans -10 us from 150 MB and the
+# gap within 1.3 us (met); outside unchanged for fp8 (met). The tests' ragged case failed again (the fix was in the
+# test only); the kernel's fix, 2037f75, did not run on a GPU.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r50a}"
