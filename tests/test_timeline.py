@@ -73,7 +73,7 @@ def test_equal_programs_on_132_sms_leave_4_idle():
     s = tl.summarize(tl.program_frame(launch(), (1, 4, 32)), sm_count=132)
     assert (s["programs"], s["sms_used"], s["programs_per_sm"], s["max_co_resident"]) == (128, 128, 1, 1)
     assert s["makespan_us"] == pytest.approx(19.5, abs=1e-3)
-    assert s["tail_us"] == pytest.approx(0.0, abs=1e-3)
+    assert s["tail_us"] == pytest.approx(0.0, abs=1e-3) and s["end_spread_us"] == pytest.approx(0.0, abs=1e-3)
     assert s["launch_spread_us"] == 0.0
     assert s["idle_sm_fraction"] == pytest.approx(4 / 132, abs=1e-4)
     assert s["sm_clock_ghz"] == pytest.approx(GHZ, rel=1e-3)
@@ -91,6 +91,8 @@ def test_a_straggler_sets_makespan_tail_and_the_critical_program():
     s = tl.summarize(f, sm_count=132)
     assert s["makespan_us"] == pytest.approx(36.0, abs=2e-3)
     assert s["tail_us"] == pytest.approx(36.0 - 19.5, abs=2e-3)
+    # the mean finish: 127 programs at 19.5 us and the straggler at 36.0
+    assert s["end_spread_us"] == pytest.approx(36.0 - (127 * 19.5 + 36.0) / 128, abs=2e-3)
     assert s["launch_spread_us"] == pytest.approx(0.5)
     busy = 127 * 19.5 + 35.5
     assert s["idle_sm_fraction"] == pytest.approx(1 - busy / (132 * 36.0), abs=1e-4)

@@ -257,6 +257,8 @@ def summarize(frame: pd.DataFrame, sm_count: int | None = None) -> dict:
     * ``median_<phase>_us`` for prologue, first_wait, loop, per_tile, epilogue, duration (the typical
       program, against which the critical one is read);
     * ``tail_us``: last finish - median finish (how long the launch waits for its stragglers);
+    * ``end_spread_us``: last finish - mean finish: what the launch would save if its programs, doing the same
+      total work, all ended together (an upper bound: the schedule's share of the makespan, rounds 48 / 50);
     * ``idle_sm_fraction``: 1 - busy / (sms_available x makespan), sms_available = ``sm_count`` (the
       device's SMs: an SM no program ran on counts as idle) or sms_used; busy = per SM the union of its
       programs' [start, start + duration] (equals the sum of durations unless programs share an SM at once);
@@ -285,6 +287,7 @@ def summarize(frame: pd.DataFrame, sm_count: int | None = None) -> dict:
         "launch_spread_us": float(first_per_sm.max() - first_per_sm.min()),
         **{f"median_{k}": float(frame[k].median()) for k in MEDIAN_OF},
         "tail_us": float(last - frame["finish_us"].median()),
+        "end_spread_us": float(last - frame["finish_us"].mean()),
         "idle_sm_fraction": 1.0 - _busy_us(frame) / (available * makespan) if makespan > 0 else float("nan"),
         "sm_clock_ghz": float(frame["clock_ghz"].median()),
         "sm_count": sm_count,
@@ -454,8 +457,8 @@ def summary_table(df: pd.DataFrame, kernel_us=None, *, sm_count: int | None = No
 
 # --- the CLI: python -m mla timeline ---------------------------------------------------------------------
 REPORT_COLUMNS = ("programs", "sms_used", "max_co_resident", "makespan_us", "launch_spread_us", "median_prologue_us",
-                  "median_first_wait_us", "median_per_tile_us", "median_epilogue_us", "tail_us", "idle_sm_fraction",
-                  "sm_clock_ghz", "kernel_us", "outside_us")
+                  "median_first_wait_us", "median_per_tile_us", "median_epilogue_us", "tail_us", "end_spread_us",
+                  "idle_sm_fraction", "sm_clock_ghz", "kernel_us", "outside_us")
 
 
 def _kernel_us_from_cost(cost: pd.DataFrame) -> dict:
