@@ -393,3 +393,25 @@ def test_a_coarse_timer_leaves_the_launch_clock_right_and_a_programs_own_clock_w
     assert exact["duration_us"].to_numpy() == pytest.approx(7.5, rel=1e-3)
     assert f["duration_us"].to_numpy() == pytest.approx(7.5, rel=1e-2)
     assert np.abs(own["duration_us"].to_numpy() / 7.5 - 1).max() > 0.05  # a single program's span misleads
+
+
+def test_sm_end_ratio_finds_the_same_fast_sms_in_every_case():
+    """Two cases whose SMs 0-7 run their tiles 20% faster: those SMs end early (ratio < 1) in both, the others
+    at the median (1.0); the columns correlate; a format filter that leaves nothing is a ValueError."""
+    frames = {}
+    for case, n_tiles in (("a", 32), ("b", 64)):
+        for rep in range(3):
+            st = launch()
+            for sm in range(128):  # (a faster SM: fewer cycles per tile at the same clock)
+                st[sm] = row(T0, sm, n_tiles, tile=int(TILE * 0.8) if sm < 8 else TILE)
+            frames[(case, "v1", "fp8", rep)] = tl.program_frame(st, (1, 1, 128))
+    r = tl.sm_end_ratio(frames, kv_format="fp8")
+    assert list(r.columns) == ["a", "b"] and len(r) == 128
+    assert (r.loc[0:7] < 0.95).all().all() and np.allclose(r.loc[8:], 1.0, atol=1e-3)
+    assert r.loc[0, "b"] < r.loc[0, "a"]  # longer programs: the same rate gap ends further apart
+    assert r.corr().loc["a", "b"] > 0.99
+    with pytest.raises(ValueError, match="no frames of kv_format 'mxfp4'"):
+        tl.sm_end_ratio(frames, kv_format="mxfp4")
+    mixed = {**frames, ("a", "v2", "mxfp4", 0): frames[("a", "v1", "fp8", 0)]}
+    with pytest.raises(ValueError, match="pass kv_format"):
+        tl.sm_end_ratio(mixed)

@@ -400,6 +400,26 @@ def frames_from_csv(df: pd.DataFrame, *, clock: str | float = "launch") -> dict[
     return out
 
 
+def sm_end_ratio(frames: Mapping, *, kv_format: str | None = None) -> pd.DataFrame:
+    """Per SM (rows) and case (columns): when the SM's last program ended, over the median of those ends in the
+    same launch, then the median over the repeats. Below 1: the SM finished its equal share early (it streamed
+    faster). ``frames``: :func:`frames_from_csv`'s {(case, variant, kv_format, repeat): frame}; ``kv_format``
+    keeps one format (None: all the frames, which must then not mix two formats of one case). The columns of two
+    cases correlate where the same SMs are fast in both (rounds 48 / 50: per-SM bandwidth, not the work)."""
+    per_case: dict = {}
+    for key, f in frames.items():
+        if kv_format is not None and key[2] != kv_format:
+            continue
+        ends = f.groupby("sm")["finish_us"].max()
+        per_case.setdefault((key[0], key[2]), []).append(ends / ends.median())
+    if not per_case:
+        raise ValueError(f"no frames{'' if kv_format is None else f' of kv_format {kv_format!r}'}")
+    cases = [c for c, _ in per_case]
+    if len(set(cases)) != len(cases):
+        raise ValueError("frames of two formats of one case: pass kv_format")
+    return pd.DataFrame({c: pd.concat(v, axis=1).median(axis=1) for (c, _), v in per_case.items()}).sort_index()
+
+
 def _kernel_us_for(kernel_us, key: tuple) -> float:
     if kernel_us is None:
         return np.nan
