@@ -1373,11 +1373,9 @@ def test_timeline_rows_cover_every_program_in_order_and_leave_the_output_alone(f
     assert rows.shape == (g[0] * g[1] * g[2], 16) and (rows[:, 0] > 0).all()
     # a program with no tiles (an empty split of a ragged batch) never reaches its first tile: that stamp, and
     # only that one, stays -1 there (the H100 run of round 48 found such programs in the ragged case)
+    # (the events' order on both clocks is program_frame's check, below)
     no_tiles = rows[:, 11] == 0
     assert ((rows[:, 2] == -1) == no_tiles).all() and ((rows[:, 7] == -1) == no_tiles).all()
-    for chain in (rows[:, 0:5], rows[:, 5:10]):
-        kept = torch.where(chain == -1, chain[:, 1:2], chain)  # (the skipped event takes Q ready's stamp)
-        assert (kept.diff(dim=1) >= 0).all()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert ((rows[:, 10] >= 0) & (rows[:, 10] < sms)).all()
     # split boundaries are whole 64-token tiles (uniform splits and the work list alike), so each element's

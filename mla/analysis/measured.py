@@ -353,7 +353,8 @@ def evict_probe(path: str = EVICT_PROBE) -> pd.DataFrame | None:
     return t[["size", "nbytes", "write_us", "write_ef_us", "read_us", "read_ef_us", "recovered", "source_csv"]]
 
 
-def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE, *, flush: str = "write") -> pd.DataFrame | None:
+def plain_read_gap(rows: pd.DataFrame | None, probe: str = EVICT_PROBE, *,
+                   flush: str = "write") -> pd.DataFrame | None:
     """Each kernel row's time over a plain read of the same bytes: round 47's ``ld.global`` read after the write
     flush (no hint; the kernel mode's flush and timing), interpolated log-log in bytes between the probe's sizes.
     ``flush="read"`` takes the probe's read-flush column instead (for rows timed behind the read flush).
@@ -417,7 +418,8 @@ def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
     call's plain read of the same bytes behind the same flush (:func:`plain_read_gap`): a same-run reference, unlike
-    campaign 23's against round 47's probe. Only rows whose status is ok and whose two checks passed."""
+    campaign 23's against round 47's probe. Only rows whose status is ok and whose uninstrumented graph's check
+    passed."""
     if cost is None or not len(cost):
         return None
     ok = cost[(cost["status"].fillna("ok") == "ok") & cost["check_off"].astype(bool)].copy()
