@@ -42,11 +42,13 @@ def test_every_gluon_field_reaches_a_kernel_constexpr():
     import dataclasses
 
     from mla.kernels.triton.gluon_sm90 import GLUON_IMPORT_ERROR
-    from mla.kernels.triton.variants import GLUON_CONSTEXPRS, Variant, gluon_constexprs
+    from mla.kernels.triton.variants import GLUON_CONSTEXPRS, STEAL_CONSTEXPRS, Variant, gluon_constexprs
 
     # (gluon_kv picks the kernel's KV format, gluon_maxnreg is a compiler option: gluon_launch_options)
     fields = {f.name for f in dataclasses.fields(Variant)
               if f.name.startswith("gluon_") and f.name not in ("gluon_kv", "gluon_maxnreg")}
+    # (the work-stealing kernel's own table; gluon_steal_helpers sizes the grid, not the kernel)
+    fields -= set(STEAL_CONSTEXPRS) | {"gluon_steal_helpers"}
     assert fields <= set(GLUON_CONSTEXPRS), sorted(fields - set(GLUON_CONSTEXPRS))
     assert len(set(GLUON_CONSTEXPRS.values())) == len(GLUON_CONSTEXPRS)
     v = VARIANTS["v119_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ow"]
@@ -55,8 +57,13 @@ def test_every_gluon_field_reaches_a_kernel_constexpr():
         from mla.kernels.triton.gluon_sm90 import mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel
 
         # (one table serves both kernels: each must take every name, r30 launched v116 / v117 with one missing)
-        for kernel in (mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel):
+        from mla.kernels.triton.gluon_steal import mla_decode_gluon_sm90_steal_kernel
+
+        for kernel in (mla_decode_gluon_sm90_kernel, mla_decode_gluon_sm90_ws_kernel, mla_decode_gluon_sm90_steal_kernel):
             assert set(GLUON_CONSTEXPRS.values()) <= set(kernel.arg_names), kernel
+        assert set(STEAL_CONSTEXPRS.values()) <= set(mla_decode_gluon_sm90_steal_kernel.arg_names)
+        steal = VARIANTS["v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st"]
+        assert gluon_constexprs(steal)["STEAL"] is True and "STEAL" not in gluon_constexprs(v)
 
 
 @pytest.mark.skipif(SM90, reason="the refusal of a non-sm90 device is tested where there is none")
@@ -838,7 +845,7 @@ def _checked(data, variant, num_splits=None, plan=None, **kw):
 
 
 @gpu
-@pytest.mark.parametrize("variant", GEN3)
+@pytest.mark.parametrize("variant", [n for n in GEN3 if not VARIANTS[n].gluon_steal])  # (v154: uniform only)
 @pytest.mark.parametrize("num_splits", [None, 3])
 def test_ragged_lengths_that_divide_no_tile(variant, num_splits):
     data = mla.generate_input(4, 1, 333, seed=11, device="cuda", kv_lens=(1, 65, 130, 333))
@@ -1384,3 +1391,117 @@ def test_timeline_rows_cover_every_program_in_order_and_leave_the_output_alone(f
     assert int(tiles.sum()) == g[0] * sum(-(-n // 64) for n in (lens or (kv,) * bs))
     frame = program_frame(rows.numpy(), g)
     assert len(frame) == len(rows) and (frame["end_us"] >= frame["start_us"]).all()
+
+
+# -- work stealing (v154: gluon_steal.py, steal_protocol.py) --------------------------------------------
+STEAL = [n for n in GEN3 if VARIANTS[n].gluon_steal]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_steal_protocol_computes_every_tile_once_in_any_interleaving(seed):
+    """The counter word's protocol, stepped in random interleavings of owners and helpers (steal_protocol.simulate
+    keeps the kernel's order: the owner reads each claim's answer a chunk later, a helper's compare-and-swap can
+    lose to a program that moved in between): every tile is computed exactly once, the pieces of a range add up
+    to its tiles, the slots a range's pieces use are 0 .. k (no gap, none twice), and the owner ends knowing k -
+    what decides whether it stores the output itself or its slot 0 for the merge."""
+    from mla.kernels.triton import steal_protocol as sp
+
+    rng = __import__("random").Random(seed)
+    n = [rng.choice([0, 1, 2, 3, 5, 16, 17, 64, 128]) for _ in range(rng.randint(1, 6))]
+    slots, chunk, max_steal = rng.randint(1, 8), rng.randint(2, 6), rng.randint(2, 9)
+    res = sp.simulate(n, chunk=chunk, slots=slots, max_steal=max_steal, helpers=rng.randint(0, 16), seed=seed)
+    for r, tiles in enumerate(n):
+        assert res["done"][r] == [1] * tiles, (r, res["done"][r])
+        assert sum(t for _, t, _ in res["pieces"][r]) == tiles
+        assert sorted(s for _, _, s in res["pieces"][r]) == list(range(1 + res["steals"][r]))
+        assert res["owner_k"][r] == res["steals"][r] <= slots
+        # a helper's piece is never the range's first two tiles (the owner prefetches its next tile unclaimed)
+        assert all(first >= min(2, tiles) for first, _, s in res["pieces"][r] if s > 0)
+
+
+def test_steal_protocol_takes_at_most_half_of_what_is_left():
+    from mla.kernels.triton import steal_protocol as sp
+
+    word = 10 | (20 << sp.B_SHIFT) | (3 << sp.K_SHIFT)  # owner claimed 10, helpers took 20, 3 pieces
+    assert sp.steal_size(word, 128, 8, 64) == (128 - 30) // 2
+    assert sp.steal_size(word, 128, 8, 8) == 8
+    assert sp.steal_size(word, 128, 3, 8) == 0, "no slot left"
+    assert sp.steal_size(word, 33, 8, 8) == 0, "3 tiles left: under MIN_LEFT"
+    new, first, tiles, slot = sp.helper_steal(word, 128, 8, 8)
+    assert (first, tiles, slot) == (128 - 20 - 8, 8, 4) and sp.unpack(new) == (10, 28, 4)
+    assert sp.owner_claim(word, 128, 4)[1:] == (14, 3)
+    assert sp.owner_claim(word, 30, 4)[1] == 10, "nothing left past the back: the owner stops where it is"
+
+
+@pytest.mark.parametrize("kw, match", [(dict(chunk=1), "steal chunk"), (dict(slots=16), "steal slots"),
+                                       (dict(max_steal=1), "max_steal"), (dict(tiles=9000), "13 bits"),
+                                       (dict(ranges=5000), "at most 4096 ranges")])
+def test_steal_plan_refuses_what_the_word_cannot_hold(kw, match):
+    from mla.kernels.triton import steal_protocol as sp
+
+    args = dict(ranges=256, tiles=128, chunk=4, slots=8, max_steal=8) | kw
+    with pytest.raises(ValueError, match=match):
+        sp.check_plan(args["ranges"], args["tiles"], args["chunk"], args["slots"], args["max_steal"])
+    sp.check_plan(256, 128, 4, 8, 8)
+
+
+@pytest.mark.parametrize("variant", STEAL)
+def test_offline_sm90_ptx_of_work_stealing(variant):
+    """The protocol's atomics as designed: the owner's claims are relaxed adds (the first, and one in the loop
+    into the same register, read at a chunk's last tile), the helper's steal one compare-and-swap, the done and
+    exit counters acquire-release adds, the reset one exchange; the helpers' scan and the merge read L2 (.cg)."""
+    from triton.backends.compiler import GPUTarget
+
+    from mla.kernels.triton.offline import compile_offline
+
+    k = compile_offline(GPUTarget("cuda", 90, 32), variant=variant, kv_format="fp8", num_splits=1)
+    ptx = k.asm["ptx"]
+    claims = re.findall(r"atom\.global\.gpu\.relaxed\.add\.u32 (%r\d+)", ptx)
+    assert len(claims) == 2 and claims[0] == claims[1], claims
+    assert len(re.findall(r"atom\.global\.\S*cas\.b32", ptx)) == 1
+    assert len(re.findall(r"atom\.global\.gpu\.acq_rel\.add", ptx)) == 2
+    assert len(re.findall(r"atom\.global\.gpu\.relaxed\.exch", ptx)) == 1
+    assert re.search(r"ld\.global\.cg", ptx)
+    assert k.metadata["shared"] <= 116 * 1024, "two CTAs an SM, as v153"
+
+
+@gpu
+@pytest.mark.parametrize("variant", STEAL)
+def test_work_stealing_is_right_where_helpers_take_most_of_the_tiles(variant):
+    """4 owners of 128 tiles on a GPU of >= 114 SMs: the helpers start at once and take pieces of every range
+    until each has lost its slots, so stolen ranges, the merge and the exit counter's reset are all exercised.
+    Checked on every call (the words must be back at 0 after each launch) and through a graph replay; the
+    timeline's tile counts add up to the batch's tiles, and helpers ran some of them."""
+    data = mla.generate_input(4, 1, 8192, seed=23, device="cuda")
+    plan = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=1, graph=False, timeline=True)
+    owners = plan.grid[0] * plan.grid[1] * 4
+    for _ in range(3):
+        plan.timeline.fill_(-1)
+        _checked(data, variant, plan=plan)
+        assert int(plan.steal_words.abs().sum()) == 0, "the last program leaves every word at 0"
+        tiles = plan.timeline[:, 11].cpu()
+        assert int(tiles.clamp(min=0).sum()) == 4 * 8192 // 64
+        assert int(tiles[owners:].clamp(min=0).sum()) > 0, "no helper took a piece"
+    graphed = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=1, graph=True)
+    for _ in range(3):
+        _checked(data, variant, plan=graphed)
+
+
+@gpu
+@pytest.mark.parametrize("variant", STEAL)
+@pytest.mark.parametrize("bs, q_seq_len, num_heads, kv, splits", [
+    (2, 1, 16, 1000, 3), (3, 2, 16, 517, 2), (2, 4, 32, 4097, 2), (16, 1, 16, 2048, None), (256, 1, 16, 1024, 1)])
+def test_work_stealing_on_splits_multi_token_queries_and_32_heads(variant, bs, q_seq_len, num_heads, kv, splits):
+    """Stolen ranges of split partials (the tile reduce merges the splits after the ranges merged their
+    pieces), the last split shorter than the rest, decode-causal rows that see fewer tokens, two head groups."""
+    data = mla.generate_input(bs, q_seq_len, kv, seed=29, device="cuda", num_heads=num_heads)
+    for _ in range(2):
+        _checked(data, variant, splits)
+
+
+@gpu
+@pytest.mark.parametrize("variant", STEAL)
+def test_work_stealing_refuses_ragged_batches(variant):
+    data = mla.generate_input(2, 1, 300, seed=3, device="cuda", kv_lens=(100, 300))
+    with pytest.raises(ValueError, match="uniform batches only"):
+        TritonDecodePlan(data, kv_format="fp8", variant=variant)

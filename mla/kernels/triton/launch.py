@@ -23,6 +23,7 @@ built once). Valid while those tensors live at the same addresses (their content
 from __future__ import annotations
 
 import csv
+import math
 import os
 import time
 from collections import deque
@@ -36,7 +37,9 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce
                       mla_decode_reduce_tile_kernel, mla_decode_split_kernel)
 from .gluon_sm90 import (TIMELINE_COLUMNS, gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
                          mla_decode_gluon_sm90_ws_kernel, ws_fp8_tma_descriptors, ws_tma_descriptors)
+from . import steal_protocol
 from .direct import DirectLaunch, install_tensordesc_encode_cache
+from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
@@ -610,7 +613,8 @@ class TritonDecodePlan:
                       FUSED_REDUCE=self.fused_reduce and self.num_splits > 1, PARTIAL_BF16=self.partial_bf16,
                       num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
         if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
-            self.kernel = mla_decode_gluon_sm90_ws_kernel if self.variant.gluon_ws else mla_decode_gluon_sm90_kernel
+            self.kernel = (mla_decode_gluon_sm90_steal_kernel if self.variant.gluon_steal
+                           else mla_decode_gluon_sm90_ws_kernel if self.variant.gluon_ws else mla_decode_gluon_sm90_kernel)
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}
@@ -632,6 +636,10 @@ class TritonDecodePlan:
                                    MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch)
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
+        self.steal_helpers = 0
+        self.steal_words = self.steal_part = None
+        if self.variant.gluon_steal:  # v154 (gluon_steal.py): owners, then helper rows past the batch
+            self._plan_steal(bool(kv_lens))
         # the program timeline (an instrument): a row of TIMELINE_COLUMNS int64 per program, -1 where the
         # kernel wrote nothing (mla.analysis.timeline reads it); None when off, and the kernels then get one
         # unused row (a real, non-null pointer: the launcher checks every pointer it is given)
@@ -671,6 +679,33 @@ class TritonDecodePlan:
                            coop_merge=self.coop_merge and self.num_splits > 1,
                            partial_dtype="bf16" if self.partial_bf16 else "fp32", pdl=self.pdl,
                            work_items=self.grid[1] * self.grid[2], chunk_tokens=self.chunk_tokens)
+        if self.steal_helpers:
+            self.config["steal_helpers"] = self.steal_helpers
+
+    def _plan_steal(self, ragged: bool) -> None:
+        """The work-stealing kernel's grid, words and partial slots (steal_protocol.py has the word)."""
+        v = self.variant
+        if ragged:
+            raise ValueError(f"variant {v.name!r} (work stealing) takes uniform batches only: its helpers derive "
+                             "every range's tiles from the one KV length; use v153 for a ragged batch")
+        if self.fused_reduce or self.balanced or self.coop_merge:
+            raise ValueError(f"variant {v.name!r} (work stealing) merges stolen ranges itself and leaves the splits "
+                             "to the tile reduce: fused_reduce / balanced / coop_merge do not apply")
+        if not (isinstance(v.gluon_steal_helpers, (int, float)) and v.gluon_steal_helpers > 0):
+            raise ValueError(f"gluon_steal_helpers must be > 0 (helpers per owner), got {v.gluon_steal_helpers!r}")
+        hg, splits = self.num_head_groups, self.num_splits
+        ranges = hg * splits * self.batch_size
+        tiles = -(-(-(-self.max_kv_len // splits)) // v.block_n)
+        steal_protocol.check_plan(ranges, tiles, v.gluon_steal_chunk, v.gluon_steal_slots, v.gluon_steal_max)
+        rows = max(1, math.ceil(ranges * v.gluon_steal_helpers / (hg * splits)))
+        self.grid = (hg, splits, self.batch_size + rows)
+        self.steal_helpers = rows * hg * splits
+        # a word per range, a done counter per range, the exit counter: zero between calls (the last program
+        # of every launch zeroes them)
+        self.steal_words = torch.zeros(2 * ranges + 1, dtype=torch.int32, device=self.device)
+        slots = ranges * (1 + v.gluon_steal_slots) * self.block_m
+        self.steal_part = torch.empty(slots * (V_HEAD_DIM + 1), dtype=torch.float32, device=self.device)
+        self.constexprs["STEAL_RANGES_P2"] = max(128, triton.next_power_of_2(ranges))
 
     # -- split choice ---------------------------------------------------------------------------
     def _resolve_splits(self, num_splits, data, split_table) -> int:
@@ -731,6 +766,8 @@ class TritonDecodePlan:
         args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
         if self.variant.family == "gluon" and not self.variant.gluon_ws:  # + a uniform batch's KV length (or 0)
             args += (self.uniform_kv_len,)
+        if self.variant.gluon_steal:  # + the words and partial slots of work stealing, the batch (owners' rows)
+            args += (self.steal_words, self.steal_part, self.batch_size)
         if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
             args += self._tma_descriptors(kv, stride_kv) if self.variant.gluon_ws_tma else (None, None)
         if self.variant.family == "gluon":  # + the program timeline's rows (unused without TIMELINE)

@@ -133,6 +133,11 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if not v.gluon_ws:  # (the one-warpgroup kernel's uniform_kv_len: UNIFORM_RANGES reads it)
             signature["uniform_kv_len"] = "i32"
+        if v.gluon_steal:  # v154 (gluon_steal.py): the words, the partial slots, the owners' batch
+            from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
+            fn = mla_decode_gluon_sm90_steal_kernel
+            signature.update(steal_words_ptr="*i32", steal_part_ptr="*fp32", steal_batch="i32")
+            constexprs.update(STEAL_RANGES_P2=256)  # (the plan's: max(128, next power of 2 of the ranges))
         if v.gluon_ws and v.gluon_ws_tma:  # the packed cache's TMA descriptors (None for the other ws kernels)
             from .gluon_sm90 import ws_tma_signature
             signature.update(ws_tma_signature(kv_format))
@@ -197,7 +202,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
     # 16 (the MXFP4 scale row stride, 24, is not), which is what lets loads vectorize
     aligned = [k for k, t in signature.items()
                if t.startswith("*") or (t == "i32" and k not in ("stride_sc_tok", "num_splits", "chunk_tokens",
-                                                                  "uniform_kv_len"))]
+                                                                  "uniform_kv_len", "steal_batch"))]
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k in aligned}
     src = source_cls(fn, signature, attrs=attrs,
                      constexprs={(fn.arg_names.index(k),): val for k, val in constexprs.items()})

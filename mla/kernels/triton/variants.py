@@ -68,6 +68,13 @@ class Variant:
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
+    # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
+    # pieces from the back of the range with the most left; only stolen ranges write (and merge) partials
+    gluon_steal: bool = False
+    gluon_steal_chunk: int = 4  # tiles an owner claims at a time (one claim ahead: its latency hides behind them)
+    gluon_steal_slots: int = 8  # pieces a range may lose (its partial slots past the owner's)
+    gluon_steal_max: int = 8  # tiles a helper takes at most (and at most half of what is unclaimed)
+    gluon_steal_helpers: float = 1.0  # helper programs per owner (the grid's extra programs; idle ones exit at once)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -630,6 +637,14 @@ for _v in (
               gluon_uniform_ranges=True, gluon_scale_first=True)):
     VARIANTS[_v.name] = _v
 del _v
+# round 51 (docs/notes-triton.md): round 50's timeline (H100) showed the large shapes end with their slowest programs
+# (equal tokens, unequal time: the same SMs finish early at every shape). v154 is v153 with the work-stealing schedule
+# (steal_protocol.py): owners claim 4 tiles at a time from the front, helper programs (one per owner) take up to 8
+# from the back of the range with the most left, and only stolen ranges write partials. Predicted in the notes.
+VARIANTS["v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st"] = _plus(
+    "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st",
+    "v153 with work stealing: owners claim their range from the front, helper programs take pieces from the back "
+    "of the range with the most left; only stolen ranges write partials", gluon_steal=True)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
@@ -769,9 +784,17 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST"}
 
 
+# the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)
+STEAL_CONSTEXPRS = {"gluon_steal": "STEAL", "gluon_steal_chunk": "STEAL_CHUNK", "gluon_steal_slots": "STEAL_SLOTS",
+                    "gluon_steal_max": "STEAL_MAX"}
+
+
 def gluon_constexprs(v: Variant) -> dict:
     """The gluon_sm90 kernel's variant constexprs for ``v`` (shape ones come from the launcher)."""
-    return {name: getattr(v, field) for field, name in GLUON_CONSTEXPRS.items()}
+    out = {name: getattr(v, field) for field, name in GLUON_CONSTEXPRS.items()}
+    if v.gluon_steal:
+        out.update({name: getattr(v, field) for field, name in STEAL_CONSTEXPRS.items()})
+    return out
 
 
 def gluon_launch_options(v: Variant) -> dict:

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Round 51 (docs/notes-triton.md, "Round 51"): v154, v153 with the work-stealing schedule (mla/kernels/triton/gluon_steal.py,
+# steal_protocol.py), against v153 at the same split counts and the default call (v149 where it runs), every row checked.
+#   r51a  v154's GPU tests and the timeline tests (round 50's fix for programs without tiles, not yet run on a GPU),
+#         then kernel + fresh mode: bs256-kv8192 and bs256-kv1024 (v153 / v154, one split: two rounds in opposite
+#         order), bs64-kv8192 (2 splits) and bs32-kv8192 (4 splits) for v153 / v154, and the default call there
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r51.sh r51a (writes $OUT/*)
+# Predicted before r51a (2026-12-06 ~06:50 UTC, offline; nothing of v154 has run on a GPU):
+#   - bs256-kv8192 fp8 (256 owners of 128 tiles, 2 CTAs an SM: the 8 free slots take helpers from the start, the
+#     rest as fast programs end): v154 - v153 = -4..-10 us on an H200 (fp8's whole gap over a plain read there
+#     was 13.6 us), -15..-25 us on an H100 (round 50: last end 37 us after the mean end)
+#   - bs256-kv1024 (16 tiles an owner): -2..+1 us (the spread, ~1-2 tiles, is about what a helper's own Q prologue
+#     costs)
+#   - bs64-kv8192 at 2 splits / bs32-kv8192 at 4 (128 owners, one an SM for v153): the 136 free slots start
+#     helpers at once, which take 8 tiles at a time from the back of every range (8 pieces a range at most), so the
+#     launch runs two CTAs an SM with partials for those pieces: v154 -3..-8% against v153 at the same splits, and
+#     within +-3% of the default call (v149, warp-specialized)
+#   - every row checked; rel_l2 within 2% of v153's (the same arithmetic; a merge of a few partials)
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r51a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r51
+V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
+V154=v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8"
+case $PART in
+r51a)
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "steal or timeline or v154" -rfE \
+    --junitxml="$OUT/pytest-r51a.xml"
+  S=$OUT/steal-r51a.csv
+  step bs256-1 90 $B --cases bs256-kv8192-q1-h16,bs256-kv1024-q1-h16 --sweep variant=$V153,$V154 --sweep num_splits=1 \
+    --out $S --append
+  step kv8192-default 60 $B --cases bs64-kv8192-q1-h16,bs32-kv8192-q1-h16 --out $S --append
+  step bs64-kv8192 60 $B --cases bs64-kv8192-q1-h16 --sweep variant=$V153,$V154 --sweep num_splits=2 --out $S --append
+  step bs32-kv8192 60 $B --cases bs32-kv8192-q1-h16 --sweep variant=$V153,$V154 --sweep num_splits=4 --out $S --append
+  step bs256-2 90 $B --cases bs256-kv8192-q1-h16,bs256-kv1024-q1-h16 --sweep variant=$V154,$V153 --sweep num_splits=1 \
+    --out $S --append
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r51a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
