@@ -18,7 +18,7 @@
 #   - every row checked; rel_l2 within 2% of v153's (the same arithmetic; a merge of a few partials)
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r51a}"
+session_begin "${1:?which part: r51a | r51b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r51
 V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
 V154=v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st
@@ -37,6 +37,18 @@ r51a)
     --out $S --append
   show "$S"
   ;;
-*) echo "unknown part $PART (r51a)" >&2; exit 2 ;;
+r51b)
+  # the timeline of v153 / v154 (one helper per owner) / v154 with one helper row (the owners' claims alone)
+  for cs in bs256-kv8192-q1-h16:1 bs32-kv8192-q1-h16:4 bs256-kv1024-q1-h16:1; do
+    c=${cs%%:*}; n=${cs#*:}
+    step "t153-${c%%-q1*}" 60 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r51b/v153-${c%%-q1*}" --formats fp8 \
+      --cases $c --variant $V153 --num-splits $n --repeats 4 --seconds 0.4
+    for h in 1 0.001; do
+      step "t154-${c%%-q1*}-h$h" 60 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r51b/v154-h$h-${c%%-q1*}" \
+        --formats fp8 --cases $c --variant $V154 --num-splits $n --steal-helpers $h --repeats 4 --seconds 0.4
+    done
+  done
+  ;;
+*) echo "unknown part $PART (r51a | r51b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -43,7 +43,7 @@ from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
-               "coop_merge", "warp_specialized", "timeline")
+               "coop_merge", "warp_specialized", "timeline", "steal_helpers")
 
 
 @dataclass

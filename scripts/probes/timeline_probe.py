@@ -50,6 +50,10 @@ def _case(case, kv_format, args, base, command, flush, rule, stamp_rows: list, c
     device = torch.device("cuda")
     failed = 0
     kw = {} if args.variant is None else dict(variant=args.variant)
+    if args.num_splits is not None:
+        kw["num_splits"] = args.num_splits
+    if args.steal_helpers is not None:  # (v154: helper programs per owner)
+        kw["steal_helpers"] = args.steal_helpers
     data = mla.generate_case(case, device=device)
     plans = {on: mla.plan(data, backend="triton", kv_format=kv_format, graph=False, timeline=on, **kw)
              for on in (False, True)}
@@ -59,7 +63,8 @@ def _case(case, kv_format, args, base, command, flush, rule, stamp_rows: list, c
                            f"{plans[False].kernel_plan.variant.name} {plans[False].kernel_plan.grid})")
     what = dict(case=case.name, kv_format=kv_format, variant=kp.variant.name, grid0=kp.grid[0], grid1=kp.grid[1],
                 grid2=kp.grid[2], num_splits=kp.num_splits, launches=kp.launches,
-                sm_count=torch.cuda.get_device_properties(device).multi_processor_count)
+                sm_count=torch.cuda.get_device_properties(device).multi_processor_count,
+                steal_helper_programs=getattr(kp, "steal_helpers", 0))  # (v154: the grid's last rows)
     cost.update(what)
     # -- stamped launches on fresh inputs ---------------------------------------------------------------------
     for r in range(args.repeats):
@@ -103,6 +108,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES))
     ap.add_argument("--formats", default="fp8,mxfp4")
     ap.add_argument("--variant", default=None, help="a generation-3 variant (default: the default call's plan)")
+    ap.add_argument("--num-splits", type=int, default=None, help="the plan's split count (default: its own)")
+    ap.add_argument("--steal-helpers", type=float, default=None,
+                    help="work-stealing variants (v154): helper programs per owner (default: the variant's)")
     ap.add_argument("--repeats", type=int, default=20, help="stamped launches per case and format")
     ap.add_argument("--seconds", type=float, default=0.5, help="kernel-mode window per cost row")
     ap.add_argument("--flush", default="write", choices=("write", "read"),
@@ -122,7 +130,8 @@ def main(argv=None) -> int:
         case = case_from_name(case_name)
         for kv_format in args.formats.split(","):
             cost = dict(base, case=case_name, kv_format=kv_format, variant=None, grid0=None, grid1=None, grid2=None,
-                        num_splits=None, launches=None, sm_count=None, repeats=args.repeats, checks_passed=0,
+                        num_splits=None, launches=None, sm_count=None, steal_helper_programs=None,
+                        repeats=args.repeats, checks_passed=0,
                         kernel_off_median_us=None, kernel_off_n=None, check_off=None, kernel_on_median_us=None,
                         kernel_on_n=None, check_on=None, timeline_cost_ratio=None, status="ok", message="",
                         command=command)

@@ -438,7 +438,7 @@ class TritonDecodePlan:
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
                  partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None,
-                 warp_specialized: bool | None = None, timeline: bool = False):
+                 warp_specialized: bool | None = None, timeline: bool = False, steal_helpers: float | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
         if not isinstance(timeline, bool):
             raise ValueError(f"timeline must be True or False, got {timeline!r}")
@@ -638,8 +638,12 @@ class TritonDecodePlan:
             self.grid = (self.num_head_groups, 1, self.batch_size)
         self.steal_helpers = 0
         self.steal_words = self.steal_part = None
+        if steal_helpers is not None and not self.variant.gluon_steal:
+            raise ValueError(f"steal_helpers applies to the work-stealing variants (gluon_steal, e.g. "
+                             f"'v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st'); {self.variant.name!r} is not one")
         if self.variant.gluon_steal:  # v154 (gluon_steal.py): owners, then helper rows past the batch
-            self._plan_steal(bool(kv_lens))
+            self._plan_steal(bool(kv_lens), self.variant.gluon_steal_helpers if steal_helpers is None
+                             else steal_helpers)
         # the program timeline (an instrument): a row of TIMELINE_COLUMNS int64 per program, -1 where the
         # kernel wrote nothing (mla.analysis.timeline reads it); None when off, and the kernels then get one
         # unused row (a real, non-null pointer: the launcher checks every pointer it is given)
@@ -680,9 +684,9 @@ class TritonDecodePlan:
                            partial_dtype="bf16" if self.partial_bf16 else "fp32", pdl=self.pdl,
                            work_items=self.grid[1] * self.grid[2], chunk_tokens=self.chunk_tokens)
         if self.steal_helpers:
-            self.config["steal_helpers"] = self.steal_helpers
+            self.config["steal_helper_programs"] = self.steal_helpers
 
-    def _plan_steal(self, ragged: bool) -> None:
+    def _plan_steal(self, ragged: bool, helpers: float) -> None:
         """The work-stealing kernel's grid, words and partial slots (steal_protocol.py has the word)."""
         v = self.variant
         if ragged:
@@ -691,13 +695,14 @@ class TritonDecodePlan:
         if self.fused_reduce or self.balanced or self.coop_merge:
             raise ValueError(f"variant {v.name!r} (work stealing) merges stolen ranges itself and leaves the splits "
                              "to the tile reduce: fused_reduce / balanced / coop_merge do not apply")
-        if not (isinstance(v.gluon_steal_helpers, (int, float)) and v.gluon_steal_helpers > 0):
-            raise ValueError(f"gluon_steal_helpers must be > 0 (helpers per owner), got {v.gluon_steal_helpers!r}")
+        if isinstance(helpers, bool) or not (isinstance(helpers, (int, float)) and helpers > 0):
+            raise ValueError(f"steal_helpers must be a number > 0 (helper programs per owner; a helper row at the "
+                             f"least), got {helpers!r}")
         hg, splits = self.num_head_groups, self.num_splits
         ranges = hg * splits * self.batch_size
         tiles = -(-(-(-self.max_kv_len // splits)) // v.block_n)
         steal_protocol.check_plan(ranges, tiles, v.gluon_steal_chunk, v.gluon_steal_slots, v.gluon_steal_max)
-        rows = max(1, math.ceil(ranges * v.gluon_steal_helpers / (hg * splits)))
+        rows = max(1, math.ceil(ranges * helpers / (hg * splits)))
         self.grid = (hg, splits, self.batch_size + rows)
         self.steal_helpers = rows * hg * splits
         # a word per range, a done counter per range, the exit counter: zero between calls (the last program
