@@ -2309,6 +2309,10 @@ if gl is not None:
                                 (_ws_decoder_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
 else:  # pragma: no cover
     mla_decode_gluon_sm90_kernel = mla_decode_gluon_sm90_ws_kernel = None
+    # (the helpers gluon_steal.py imports: names without Gluon too, so that its top-level import stands)
+    _cta_barrier = _issue_tile = _natural_rows_ldsm = _pv_reg8_promoted = _qk_issue = _qk_wait = _row_amax = None
+    _store_p8 = _store_q_terms = _timeline_mark = _timeline_put = _timeline_start = _v_fragments8_ldsm = None
+    fence_async_shared = None
 
 
 # WS_TMA: the packed cache [total_kv, 288 B] as two TMA descriptors (the latent half [64 t, 128 B] at column

@@ -24,18 +24,18 @@ refuses the rest (launch.py). Round 51 in docs/notes-triton.md has the predictio
 
 from __future__ import annotations
 
-from . import steal_protocol as sp
-from .gluon_sm90 import gl, gluon
+from .gluon_sm90 import (_cta_barrier, _issue_tile, _natural_rows_ldsm, _pv_reg8_promoted, _qk_issue, _qk_wait,
+                         _row_amax, _store_p8, _store_q_terms, _timeline_mark, _timeline_put, _timeline_start,
+                         _v_fragments8_ldsm, async_copy, fence_async_shared, gl, gluon)
+from .kernels import gdc_launch_dependents
+from .steal_protocol import B_SHIFT, FIELD_MASK, K_SHIFT, MIN_LEFT
 
 if gl is not None:
-    from .gluon_sm90 import (_cta_barrier, _issue_tile, _natural_rows_ldsm, _pv_reg8_promoted, _qk_issue, _qk_wait,
-                             _row_amax, _store_p8, _store_q_terms, _timeline_mark, _timeline_put, _timeline_start,
-                             _v_fragments8_ldsm, async_copy, fence_async_shared, gdc_launch_dependents)
 
-    _F_MASK: gl.constexpr = gl.constexpr(sp.FIELD_MASK)
-    _B_SHIFT: gl.constexpr = gl.constexpr(sp.B_SHIFT)
-    _K_SHIFT: gl.constexpr = gl.constexpr(sp.K_SHIFT)
-    _MIN_LEFT: gl.constexpr = gl.constexpr(sp.MIN_LEFT)
+    _F_MASK: gl.constexpr = gl.constexpr(FIELD_MASK)
+    _B_SHIFT: gl.constexpr = gl.constexpr(B_SHIFT)
+    _K_SHIFT: gl.constexpr = gl.constexpr(K_SHIFT)
+    _MIN_LEFT: gl.constexpr = gl.constexpr(MIN_LEFT)
 
     @gluon.jit
     def _range_tiles(split, kv_len, chunk_tiles, BLOCK_N: gl.constexpr):
@@ -371,3 +371,5 @@ if gl is not None:
                          mask=z0 + zi < 2 * num_ranges)
             gl.atomic_xchg(steal_words_ptr + 2 * num_ranges, 0, sem="relaxed", scope="gpu")
         _timeline_mark(TIMELINE, timeline_ptr, 4, 9)
+else:  # pragma: no cover
+    mla_decode_gluon_sm90_steal_kernel = None

@@ -37,9 +37,9 @@ from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, gdc_wait, mla_decode_reduce
                       mla_decode_reduce_tile_kernel, mla_decode_split_kernel)
 from .gluon_sm90 import (TIMELINE_COLUMNS, gluon_unavailable_reason, mla_decode_gluon_sm90_kernel,
                          mla_decode_gluon_sm90_ws_kernel, ws_fp8_tma_descriptors, ws_tma_descriptors)
-from . import steal_protocol
 from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
+from .steal_protocol import check_plan as check_steal_plan
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
                        MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
@@ -701,7 +701,7 @@ class TritonDecodePlan:
         hg, splits = self.num_head_groups, self.num_splits
         ranges = hg * splits * self.batch_size
         tiles = -(-(-(-self.max_kv_len // splits)) // v.block_n)
-        steal_protocol.check_plan(ranges, tiles, v.gluon_steal_chunk, v.gluon_steal_slots, v.gluon_steal_max)
+        check_steal_plan(ranges, tiles, v.gluon_steal_chunk, v.gluon_steal_slots, v.gluon_steal_max)
         rows = max(1, math.ceil(ranges * helpers / (hg * splits)))
         self.grid = (hg, splits, self.batch_size + rows)
         self.steal_helpers = rows * hg * splits
