@@ -415,3 +415,47 @@ def test_sm_end_ratio_finds_the_same_fast_sms_in_every_case():
     mixed = {**frames, ("a", "v2", "mxfp4", 0): frames[("a", "v1", "fp8", 0)]}
     with pytest.raises(ValueError, match="pass kv_format"):
         tl.sm_end_ratio(mixed)
+
+
+# --- work stealing (v154) ------------------------------------------------------------------------------
+def test_steal_launch_splits_owners_from_helpers():
+    """8 owners (one a straggler), then 4 helper programs: two took pieces (5 and 3 tiles), two found nothing."""
+    st = np.array([row(T0, p, 32) for p in range(7)] + [row(T0, 7, 40)]
+                  + [row(T0 + 5_000, 8, 5), row(T0 + 9_000, 9, 3), row(T0 + 9_500, 10, 1), row(T0 + 9_900, 11, 1)],
+                  dtype=np.int64)
+    st[10:, 11] = 0  # the idle helpers: no tile, so no first-tile stamp (the kernel marks it at tile 0)
+    st[10:, [tl.COL["first_tile_ns"], tl.COL["first_tile_clk"]]] = -1
+    f = tl.program_frame(st, (1, 1, 12))
+    s = tl.steal_launch(f, 4)
+    assert s["helpers_working"] == 2 and s["tiles_stolen"] == 8 and s["total_tiles"] == 7 * 32 + 40 + 8
+    assert s["owner_tiles_min"] == 32
+    assert s["helper_start_median_us"] == pytest.approx(7.0, abs=0.01)  # (5 and 9 us after the launch)
+    assert s["helper_start_last_us"] == pytest.approx(9.0, abs=0.01)
+    ends = f["finish_us"].iloc[:8]
+    assert s["owner_spread_us"] == pytest.approx(ends.max() - ends.mean())
+    assert s["owner_end_max_us"] == pytest.approx(f["finish_us"].iloc[7]) and s["makespan_us"] >= s["owner_end_max_us"]
+    assert np.isfinite(s["idle_helper_end_last_us"])
+    none = tl.steal_launch(f, 0)  # (a plan without helpers: everything is an owner)
+    assert none["helpers_working"] == 0 and np.isnan(none["helper_start_median_us"])
+    with pytest.raises(ValueError, match="helper_programs must be in"):
+        tl.steal_launch(f, 12)
+
+
+def test_committed_work_stealing_rows_count_every_tile_once():
+    """Round 51's committed probe (an H100, data/measured/h100/issue10/timeline-r51b.csv.gz): in every launch
+    the owners' and helpers' tiles add up to the case's tiles, the plans without helpers kept every tile, and
+    v154 with one helper per owner moved tiles at bs256-kv8192 without ending the launch sooner - the reading
+    the notes' "Round 51" gives (the slowest owners still end last)."""
+    from pathlib import Path
+
+    d = Path(__file__).resolve().parents[1] / "data/measured/h100/issue10"
+    t = tl.steal_table(tl.load_timeline_csv(d / "timeline-r51b.csv.gz"), pd.read_csv(d / "timeline-cost-r51b.csv"))
+    tiles = {"bs256-kv8192-q1-h16": 256 * 128, "bs256-kv1024-q1-h16": 256 * 16, "bs32-kv8192-q1-h16": 32 * 128}
+    assert (t["total_tiles"] == t["case"].map(tiles)).all()
+    assert len(t) == 9 and (t["repeats"] == 4).all() and t["kernel_us"].notna().all()
+    base = t[t["helper_programs"] == 0]
+    assert (base["tiles_stolen"] == 0).all() and (base["owner_tiles_min"] * 1 == base["case"].map(
+        {"bs256-kv8192-q1-h16": 128, "bs256-kv1024-q1-h16": 16, "bs32-kv8192-q1-h16": 32})).all()
+    big = t[(t["case"] == "bs256-kv8192-q1-h16")].set_index("helper_programs")
+    assert big.loc[256, "tiles_stolen"] > 256 and big.loc[256, "makespan_us"] > big.loc[0, "makespan_us"]
+    assert big.loc[256, "kernel_us"] > big.loc[0, "kernel_us"]

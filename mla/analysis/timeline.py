@@ -13,7 +13,8 @@ tiles consumer 0 ran, and the second consumer's events of a warp-specialized ker
 * :func:`summarize` / :func:`summary_frame`: the launch in one row (makespan, tail, idle SMs, ...);
 * :func:`decompose`: the makespan split into the last-finishing program's phases;
 * :func:`csv_rows`, :func:`load_timeline_csv`, :func:`frames_from_csv`, :func:`summary_table`: the
-  long CSV a probe writes (one row per program per repeat, :data:`CSV_COLUMNS`).
+  long CSV a probe writes (one row per program per repeat, :data:`CSV_COLUMNS`);
+* :func:`steal_launch` / :func:`steal_table`: a work-stealing launch (v154) as owners and helpers.
 
 Pure numpy / pandas: nothing here imports torch (a tensor is read through ``.cpu().numpy()``).
 """
@@ -516,6 +517,65 @@ def report(df: pd.DataFrame, cost: pd.DataFrame | None = None) -> str:
     return "\n".join(lines)
 
 
+# --- work stealing (v154: the grid's last rows are helper programs) ---------------------------------------
+STEAL_FIELDS = ("makespan_us", "owner_end_mean_us", "owner_end_min_us", "owner_end_max_us", "owner_spread_us",
+                "owner_tiles_min", "helpers_working", "tiles_stolen", "helper_start_median_us",
+                "helper_start_last_us", "idle_helper_end_last_us")
+
+
+def steal_launch(frame: pd.DataFrame, helper_programs: int) -> dict:
+    """One launch of a work-stealing plan in one row: ``helper_programs`` (the plan's ``steal_helpers``) are the
+    frame's last rows. The owners' ends (mean, min, max; ``owner_spread_us`` = last owner end - mean owner end:
+    round 50's ``end_spread_us`` over the owners), the fewest tiles an owner kept, the helpers that took a piece
+    (their tiles, their start times: median and last) and the last end of a helper that found nothing. Every
+    tile is counted once: ``total_tiles`` is the owners' and helpers' n_tiles summed (ValueError for a negative
+    helper count or one past the frame)."""
+    if not 0 <= helper_programs < len(frame):
+        raise ValueError(f"helper_programs must be in [0, {len(frame)}) for a launch of {len(frame)} programs, "
+                         f"got {helper_programs}")
+    owners = frame.iloc[:len(frame) - helper_programs]
+    helpers = frame.iloc[len(frame) - helper_programs:]
+    working = helpers[helpers["n_tiles"] > 0]
+    idle = helpers[helpers["n_tiles"] <= 0]
+    nan = float("nan")
+    return {
+        "makespan_us": float(frame["finish_us"].max()),
+        "owner_end_mean_us": float(owners["finish_us"].mean()),
+        "owner_end_min_us": float(owners["finish_us"].min()),
+        "owner_end_max_us": float(owners["finish_us"].max()),
+        "owner_spread_us": float(owners["finish_us"].max() - owners["finish_us"].mean()),
+        "owner_tiles_min": int(owners["n_tiles"].min()),
+        "helpers_working": int(len(working)),
+        "tiles_stolen": int(working["n_tiles"].sum()),
+        "helper_start_median_us": float(working["start_us"].median()) if len(working) else nan,
+        "helper_start_last_us": float(working["start_us"].max()) if len(working) else nan,
+        "idle_helper_end_last_us": float(idle["finish_us"].max()) if len(idle) else nan,
+        "total_tiles": int(frame["n_tiles"].clip(lower=0).sum()),
+    }
+
+
+def steal_table(df: pd.DataFrame, cost: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per probe run (``run_id``: one plan, e.g. v153, or v154 at some ``steal_helper_programs``) and case, the
+    median over its repeats of :func:`steal_launch` (v153-style plans have 0 helpers), with the run's kernel-mode
+    time (instrument off) from ``cost`` where given."""
+    _require_columns(df)
+    rows = []
+    for run, g in df.groupby("run_id", sort=False):
+        helpers = int(g["steal_helper_programs"].max()) if "steal_helper_programs" in g.columns else 0
+        helpers = 0 if helpers != helpers else helpers  # (NaN: a run without the column's value)
+        for key, f in frames_from_csv(g).items():
+            rows.append(dict(run_id=run, case=key[0], variant=key[1], kv_format=key[2], repeat=key[3],
+                             helper_programs=helpers, programs=len(f), **steal_launch(f, helpers)))
+    per = pd.DataFrame(rows)
+    keys = ["run_id", "case", "variant", "kv_format", "helper_programs", "programs"]
+    out = per.groupby(keys, sort=False)[list(STEAL_FIELDS) + ["total_tiles"]].median().reset_index()
+    out["repeats"] = per.groupby(keys, sort=False).size().to_numpy()
+    if cost is not None and "run_id" in cost.columns:
+        k = cost.set_index(["run_id", "case"])["kernel_off_median_us"]
+        out["kernel_us"] = [k.get((r, c), float("nan")) for r, c in zip(out["run_id"], out["case"])]
+    return out
+
+
 def register(sub) -> None:
     p = sub.add_parser("timeline", help="the program timeline of a probe run: where each launch's time goes",
                        description="Summarize scripts/probes/timeline_probe.py's CSV: per case, variant and KV "
@@ -524,6 +584,8 @@ def register(sub) -> None:
     p.add_argument("csv", help="timeline.csv (one row per program per repeat)")
     p.add_argument("--cost", help="timeline-cost.csv from the same run (kernel-mode times, instrument on / off)")
     p.add_argument("--case", help="only these cases, comma-separated")
+    p.add_argument("--steal", action="store_true",
+                   help="work stealing (v154): per probe run, the owners' ends and the helpers' pieces (steal_table)")
     p.set_defaults(func=_cmd_timeline)
 
 
@@ -534,5 +596,12 @@ def _cmd_timeline(args) -> int:
         if not len(df):
             raise ValueError(f"no rows for cases {args.case!r} in {args.csv}")
     cost = pd.read_csv(args.cost) if args.cost else None
+    if args.steal:
+        t = steal_table(df, cost)
+        cols = ["case", "variant", "helper_programs", "repeats"] + (["kernel_us"] if "kernel_us" in t else []) + \
+            list(STEAL_FIELDS)
+        with pd.option_context("display.width", 250, "display.max_columns", 30):
+            print(t[cols].to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+        return 0
     print(report(df, cost))
     return 0
