@@ -324,3 +324,21 @@ def test_committed_timeline_runs_are_checked_and_hold_notebook_02s_reading():
     frames = timeline.frames_from_csv(stamps[stamps.case == "bs256-kv8192-q1-h16"].drop(columns="source_csv"))
     spread = [timeline.summarize(f)["end_spread_us"] for k, f in frames.items() if k[2] == "fp8"]
     assert np.median(spread) >= 0.75 * gaps["write"].gap_us[("bs256-kv8192-q1-h16", "fp8")]
+
+
+def test_committed_work_stealing_run_is_round_51s_h100_rows():
+    """measured.steal_run reads round 51's committed rows: every bench row checked and on the H100 it names, v154
+    slower than v153 on every shape both ran (the notes' and README's statement), the timeline table with a
+    kernel-mode time for every run."""
+    from mla.analysis import measured
+
+    run = measured.steal_run()
+    assert run is not None, "round 51's rows are committed under data/measured/h100/issue10/"
+    bench, table, stamps = run
+    assert (bench["status"] == "ok").all() and bench["check_ok"].all()
+    assert set(bench["device"]) == {"NVIDIA H100 80GB HBM3"} and set(stamps["device"]) == {"NVIDIA H100 80GB HBM3"}
+    k = bench.assign(v=bench.variant.str.split("_").str[0]).groupby(["case", "v"]).kernel_median_us.mean().unstack()
+    both = k.dropna(subset=["v153", "v154"])
+    assert len(both) == 4 and (both["v154"] > both["v153"]).all()
+    assert table["kernel_us"].notna().all() and len(table) == 9
+    assert measured.steal_run({"bench": "missing.csv", "stamps": "x", "cost": "y"}) is None

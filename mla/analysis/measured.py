@@ -414,6 +414,33 @@ def timeline_run(flush: str = "write", runs: Mapping | None = None) -> tuple[pd.
     return stamps, cost
 
 
+# Round 51 (docs/notes-triton.md, "Round 51"): v154 (work stealing) against v153, on an H100 again: the bench A/B
+# (kernel / fresh mode, python -m mla bench's schema) and the timeline of both (scripts/probes/timeline_probe.py)
+STEAL_RUN = {"bench": "measured/h100/issue10/steal-r51a.csv", "stamps": "measured/h100/issue10/timeline-r51b.csv.gz",
+             "cost": "measured/h100/issue10/timeline-cost-r51b.csv"}
+STEAL_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r51.sh r51a; ... r51b (on a GPU)",
+             "python -m mla timeline data/measured/h100/issue10/timeline-r51b.csv.gz "
+             "--cost data/measured/h100/issue10/timeline-cost-r51b.csv --steal"]
+
+
+def steal_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """(bench, steal table, stamps) of round 51: the bench rows (v153 / v154 / the default call, ``source_csv``
+    added), :func:`mla.analysis.timeline.steal_table` of the timeline run with its kernel-mode times, and the
+    timeline's long CSV. ``run`` maps "bench" / "stamps" / "cost" to paths under data/ (default :data:`STEAL_RUN`);
+    None when a file is missing."""
+    from .timeline import load_timeline_csv, steal_table
+
+    paths = {k: DATA / v for k, v in (STEAL_RUN if run is None else run).items()}
+    if not all(p.exists() for p in paths.values()):
+        return None
+    bench = pd.read_csv(paths["bench"])
+    bench["source_csv"] = _rel(paths["bench"])
+    stamps = load_timeline_csv(paths["stamps"])
+    table = steal_table(stamps, pd.read_csv(paths["cost"]))
+    table["source_csv"] = _rel(paths["stamps"])
+    return bench, table, stamps
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
