@@ -16,9 +16,19 @@
 #     launch runs two CTAs an SM with partials for those pieces: v154 -3..-8% against v153 at the same splits, and
 #     within +-3% of the default call (v149, warp-specialized)
 #   - every row checked; rel_l2 within 2% of v153's (the same arithmetic; a merge of a few partials)
+# Measured (r51a 05:47-05:51 UTC, r51b 05:55, an H100; docs/notes-triton.md "Round 51"): v154 slower on all four:
+#   +5.8 us (+1.4%) at bs256-kv8192, +3.9% at bs256-kv1024, +3.2% at bs64-kv8192, +5.6% at bs32-kv8192 (missed);
+#   the owners' claims alone ~+1%; with helpers the owners' mean end +12.5 us at bs256-kv8192 though 580 tiles moved.
+# r51c (prepared after r51b, not run yet): scripts/probes/read_timeline_probe.py - a plain read of bs32-kv8192's and
+#   bs256-kv8192's fp8 bytes with 256 programs (v153's bs256 grid), 528 (4 an SM), 2112 and 8448, each program's start,
+#   loop end and end stamped; kernel-mode time beside it. Predicted (the reading of round 51: the spread is how the
+#   DRAM divides among the SMs): at 1216 MB the 256-program read's last end is >= 20 us after its mean end, as v153's
+#   (36.7 us on the H100), and the 8448-program read (the hardware starting each next program where a slot frees) is
+#   within 3% of the 256-program read's kernel time. If the 256-program read ends within 10 us of its mean instead,
+#   the spread is the decode's own, and round 51's reading is wrong.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r51a | r51b}"
+session_begin "${1:?which part: r51a | r51b | r51c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r51
 V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
 V154=v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st
@@ -49,6 +59,12 @@ r51b)
     done
   done
   ;;
-*) echo "unknown part $PART (r51a | r51b)" >&2; exit 2 ;;
+r51c)
+  step read-timeline 300 python3 scripts/probes/read_timeline_probe.py "$OUT/read-timeline-r51c" \
+    --programs 256,528,2112,8448 --repeats 4 --seconds 0.4
+  STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/read-timeline-r51c/timeline.csv"
+  tar czf "$OUT/read-timeline-r51c.tgz" -C "$OUT" read-timeline-r51c && rm -rf "$OUT/read-timeline-r51c"
+  ;;
+*) echo "unknown part $PART (r51a | r51b | r51c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -459,3 +459,38 @@ def test_committed_work_stealing_rows_count_every_tile_once():
     big = t[(t["case"] == "bs256-kv8192-q1-h16")].set_index("helper_programs")
     assert big.loc[256, "tiles_stolen"] > 256 and big.loc[256, "makespan_us"] > big.loc[0, "makespan_us"]
     assert big.loc[256, "kernel_us"] > big.loc[0, "kernel_us"]
+
+
+def test_the_read_timeline_probe_stamps_all_five_events_and_compiles_for_sm90():
+    """scripts/probes/read_timeline_probe.py (round 51's open question: does a plain read of the same bytes end its
+    programs together?): its kernel compiles for sm90 offline, stamps five %globaltimer events and the SM when
+    STAMP is on and none when off, with the same loads either way. (Compiled in a child process: the CPU tests'
+    interpreter replaces every @triton.jit function, as mla.kernels.triton.offline does.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = """
+import json, sys, triton
+sys.path.insert(0, "scripts/probes")
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import read_timeline_probe as probe
+sig = {"x_ptr": "*i32", "out_ptr": "*i32", "rows_ptr": "*i64", "words_per_prog": "i32", "BLOCK": "constexpr",
+       "STAMP": "constexpr"}
+out = {}
+for stamp in (False, True):
+    src = ASTSource(probe._stream_sum_stamped, sig, constexprs={(4,): probe.BLOCK, (5,): stamp})
+    ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4, num_stages=1)).asm["ptx"]
+    out[str(stamp)] = [ptx.count("%globaltimer"), ptx.count("%smid"), ptx.count("ld.global")]
+print(json.dumps(out))
+"""
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(root))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["True"][:2] == [5, 1] and got["False"][:2] == [0, 0]
+    assert got["True"][2] == got["False"][2], "the same loads with the stamps on"
