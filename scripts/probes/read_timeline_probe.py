@@ -27,6 +27,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
 import torch
 import triton
 import triton.language as tl
@@ -138,12 +139,10 @@ def main(argv=None) -> int:
             print(f"{case:12s} {variant:11s} kernel {med:8.2f} us  {cost[-1]['gbs']:6.0f} GB/s  last stamped launch: "
                   f"end mean {ends.mean():.1f} max {ends.max():.1f} us", flush=True)
             del x, out, rows
-            prov.write_rows(out_dir / "read-cost.csv", cost)  # (rewritten as it goes: a stopped run keeps rows)
-    if stamps:
-        import pandas as pd
-
-        out_dir.mkdir(parents=True, exist_ok=True)
-        pd.concat(stamps, ignore_index=True).to_csv(out_dir / "timeline.csv", index=False)
+            # (both rewritten as it goes: a run stopped at its time limit keeps what it measured)
+            prov.write_rows(out_dir / "read-cost.csv", cost)
+            if stamps:
+                pd.concat(stamps, ignore_index=True).to_csv(out_dir / "timeline.csv", index=False)
     print(f"wrote {sum(len(s) for s in stamps)} program rows and {len(cost)} cost rows under {out_dir}; "
           f"{failed} failed checks")
     return 1 if failed else 0
