@@ -19,7 +19,9 @@
 # Measured (r51a 05:47-05:51 UTC, r51b 05:55, an H100; docs/notes-triton.md "Round 51"): v154 slower on all four:
 #   +5.8 us (+1.4%) at bs256-kv8192, +3.9% at bs256-kv1024, +3.2% at bs64-kv8192, +5.6% at bs32-kv8192 (missed);
 #   the owners' claims alone ~+1%; with helpers the owners' mean end +12.5 us at bs256-kv8192 though 580 tiles moved.
-# r51c (prepared after r51b, not run yet): scripts/probes/read_timeline_probe.py - a plain read of bs32-kv8192's and
+# r51c (prepared after r51b; run 06:19-06:20 UTC with --programs 256,528,8448 / 256,528,1056, read-timeline-r51c.csv.gz:
+#   the 256-program read's last end 10.3 us after its mean, 436.5 us; 528 programs 7.6 us, 398.0 us; v153 427.1 in the
+#   same call - the prediction below missed, the spread is the decode's own): scripts/probes/read_timeline_probe.py - a plain read of bs32-kv8192's and
 #   bs256-kv8192's fp8 bytes with 256 programs (v153's bs256 grid), 528 (4 an SM), 2112 and 8448, each program's start,
 #   loop end and end stamped; kernel-mode time beside it. Predicted (the reading of round 51: the spread is how the
 #   DRAM divides among the SMs): at 1216 MB the 256-program read's last end is >= 20 us after its mean end, as v153's

@@ -342,3 +342,19 @@ def test_committed_work_stealing_run_is_round_51s_h100_rows():
     assert len(both) == 4 and (both["v154"] > both["v153"]).all()
     assert table["kernel_us"].notna().all() and len(table) == 9
     assert measured.steal_run({"bench": "missing.csv", "stamps": "x", "cost": "y"}) is None
+
+
+def test_committed_plain_read_timeline_ends_together_where_the_decode_does_not():
+    """Round 51's r51c (an H100): every read summed right; on v153's grid (256 programs) and at the full rate (528) a
+    plain read of bs256-kv8192's 1216 MB ends within ~10 us of its mean, a quarter of the decode's 37-us spread
+    (round 51's r51b), and the full-rate read is faster than the same call's v153 row - the notes' statement."""
+    from mla.analysis import measured
+
+    t = measured.read_timeline_table()
+    assert t is not None and t["check_ok"].all() and set(t["device"]) == {"NVIDIA H100 80GB HBM3"}
+    big = t[t["case"] == "read-1216MB"]
+    one_wave = big[big["programs"].isin([256, 528])]
+    assert len(one_wave) == 4 and (one_wave["spread_us"] < 11).all()
+    full = big[big["programs"] == 528]
+    assert (full["kernel_us"] < full["decode_us"] * 0.95).all()
+    assert measured.read_timeline_table({"stamps": "x", "cost": "y", "decode": "z"}) is None

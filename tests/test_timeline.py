@@ -444,8 +444,8 @@ def test_steal_launch_splits_owners_from_helpers():
 def test_committed_work_stealing_rows_count_every_tile_once():
     """Round 51's committed probe (an H100, data/measured/h100/issue10/timeline-r51b.csv.gz): in every launch
     the owners' and helpers' tiles add up to the case's tiles, the plans without helpers kept every tile, and
-    v154 with one helper per owner moved tiles at bs256-kv8192 without ending the launch sooner - the reading
-    the notes' "Round 51" gives (the slowest owners still end last)."""
+    v154 with one helper per owner moved tiles at bs256-kv8192 without ending the launch sooner (the notes'
+    "Round 51": the slowest owners still end last)."""
     from pathlib import Path
 
     d = Path(__file__).resolve().parents[1] / "data/measured/h100/issue10"

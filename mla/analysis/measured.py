@@ -423,6 +423,36 @@ STEAL_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r51.sh
              "--cost data/measured/h100/issue10/timeline-cost-r51b.csv --steal"]
 
 
+READ_TIMELINE_RUN = {"stamps": "measured/h100/issue10/read-timeline-r51c.csv.gz",
+                     "cost": "measured/h100/issue10/read-cost-r51c.csv",
+                     "decode": "measured/h100/issue10/v153-same-run-r51c.csv"}
+READ_TIMELINE_CMD = ["PYTHONPATH=. python3 scripts/probes/read_timeline_probe.py $OUT/rt --sizes 1216MB,152MB "
+                     "--programs 256,528,8448 (on a GPU; scripts/h200_session_r51.sh r51c)"]
+
+
+def read_timeline_table(run: Mapping | None = None) -> pd.DataFrame | None:
+    """Round 51's r51c: a plain read's kernel-mode time and program ends (per probe run, size and program count:
+    ``kernel_us``, ``gbs``, ``makespan_us``, ``end_mean_us``, ``spread_us`` = last end - mean end, the median of
+    its stamped launches), with the same call's v153 decode row as ``decode_us`` on the 1216 MB rows. ``run``: paths
+    under data/ (default :data:`READ_TIMELINE_RUN`); None when a file is missing."""
+    from .timeline import load_timeline_csv, steal_table
+
+    paths = {k: DATA / v for k, v in (READ_TIMELINE_RUN if run is None else run).items()}
+    if not all(p.exists() for p in paths.values()):
+        return None
+    cost = pd.read_csv(paths["cost"])
+    t = steal_table(load_timeline_csv(paths["stamps"]))
+    t = t.rename(columns={"owner_end_mean_us": "end_mean_us", "owner_spread_us": "spread_us"})
+    out = cost[["run_id", "case", "variant", "programs", "kernel_median_us", "gbs", "check_ok", "device"]].merge(
+        t[["run_id", "case", "variant", "makespan_us", "end_mean_us", "spread_us"]], on=["run_id", "case", "variant"])
+    out = out.rename(columns={"kernel_median_us": "kernel_us"})
+    decode = pd.read_csv(paths["decode"])
+    out["decode_us"] = float(decode["kernel_median_us"].iloc[0])
+    out.loc[out["case"] != "read-1216MB", "decode_us"] = float("nan")
+    out["source_csv"] = _rel(paths["stamps"])
+    return out
+
+
 def steal_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
     """(bench, steal table, stamps) of round 51: the bench rows (v153 / v154 / the default call, ``source_csv``
     added), :func:`mla.analysis.timeline.steal_table` of the timeline run with its kernel-mode times, and the
