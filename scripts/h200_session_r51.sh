@@ -28,9 +28,16 @@
 #   (36.7 us on the H100), and the 8448-program read (the hardware starting each next program where a slot frees) is
 #   within 3% of the 256-program read's kernel time. If the 256-program read ends within 10 us of its mean instead,
 #   the spread is the decode's own, and round 51's reading is wrong.
+# r51d (prepared 2026-12-06 ~06:45 UTC, offline; not run): v156 = v154 with helpers that wait until an owner has ended
+#   (no helper beside the owners from the launch on) and spread over tied victims by their own index. Predicted on an
+#   H100 (kernel us, against v153 in the same run): bs256-kv8192 -15..+3 us (the claims' ~4 us against the decode's
+#   own ~30-us spread, r51c), bs256-kv1024 +1..+3% (16 tiles: little tail, the claims' cost), bs32-kv8192 at 4 splits
+#   within +-2% (the helpers wait for the first owner: v153's grid until then). On an H200 the same signs, smaller
+#   (campaign 23's fp8 gap at bs256-kv8192: 13.6 us). The timeline (--steal) should show the helpers starting after
+#   the first owner's end, more than one piece per victim, and the victims ending sooner than v153's slowest owners.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r51a | r51b | r51c}"
+session_begin "${1:?which part: r51a | r51b | r51c | r51d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r51
 V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
 V154=v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st
@@ -67,6 +74,24 @@ r51c)
   STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/read-timeline-r51c/timeline.csv"
   tar czf "$OUT/read-timeline-r51c.tgz" -C "$OUT" read-timeline-r51c && rm -rf "$OUT/read-timeline-r51c"
   ;;
-*) echo "unknown part $PART (r51a | r51b | r51c)" >&2; exit 2 ;;
+r51d)
+  V156=v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "steal or v156" -rfE \
+    --junitxml="$OUT/pytest-r51d.xml"
+  S=$OUT/steal-r51d.csv
+  for r in 1 2; do
+    order=$V153,$V154,$V156; [ $r = 2 ] && order=$V156,$V154,$V153
+    step "bs256-$r" 90 $B --cases bs256-kv8192-q1-h16,bs256-kv1024-q1-h16 --sweep variant=$order --sweep num_splits=1 \
+      --out $S --append
+    step "bs32-$r" 60 $B --cases bs32-kv8192-q1-h16 --sweep variant=$order --sweep num_splits=4 --out $S --append
+  done
+  show "$S"
+  step timeline 60 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r51d" --formats fp8 \
+    --cases bs256-kv8192-q1-h16 --variant $V156 --num-splits 1 --repeats 4 --seconds 0.4
+  STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r51d/timeline.csv" \
+    --cost "$OUT/timeline-r51d/timeline-cost.csv" --steal
+  tar czf "$OUT/timeline-r51d.tgz" -C "$OUT" timeline-r51d && rm -rf "$OUT/timeline-r51d"
+  ;;
+*) echo "unknown part $PART (r51a | r51b | r51c | r51d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -44,16 +44,24 @@ if gl is not None:
         return gl.maximum(gl.cdiv(gl.minimum(start + chunk_tiles * BLOCK_N, kv_len) - start, BLOCK_N), 0)
 
     @gluon.jit
-    def _steal(words_ptr, num_ranges, num_head_groups, num_splits, kv_len, chunk_tiles, BLOCK_N: gl.constexpr,
-               SLOTS: gl.constexpr, MAX_STEAL: gl.constexpr, RANGES_P2: gl.constexpr, num_warps: gl.constexpr):
+    def _steal(words_ptr, num_ranges, num_head_groups, num_splits, kv_len, chunk_tiles, helper, BLOCK_N: gl.constexpr,
+               SLOTS: gl.constexpr, MAX_STEAL: gl.constexpr, RANGES_P2: gl.constexpr, num_warps: gl.constexpr,
+               WAIT: gl.constexpr = False, ROTATE: gl.constexpr = False):
         """A helper's steal (steal_protocol.helper_steal): the range with the most unclaimed tiles, up to 4 tries
         (a compare-and-swap that loses to another program rescans). Returns (range, first tile, tiles, slot);
-        tiles = 0 when there was nothing worth taking."""
+        tiles = 0 when there was nothing worth taking. WAIT (v156): first wait until some owner has ended (the flag
+        word after the exit counter), so that no helper runs beside the owners from the launch on. ROTATE (v156):
+        among ranges with equally many tiles left, helper h takes the first at or after range h (not all the
+        lowest: helpers that start together would race for one word)."""
         scan_l: gl.constexpr = gl.BlockedLayout([max(1, RANGES_P2 // (32 * num_warps))], [32], [num_warps], [0])
         idx = gl.arange(0, RANGES_P2, layout=scan_l)
         valid = idx < num_ranges
         n_v = _range_tiles((idx // num_head_groups) % num_splits, kv_len, chunk_tiles, BLOCK_N)
         zero = gl.program_id(0) * 0  # (loop-carried scalars start as int32 tensors)
+        if WAIT:  # (an owner sets the flag as its loop ends; volatile: every poll reads L2)
+            flag = gl.load(words_ptr + 2 * num_ranges + 1, volatile=True)
+            while flag == 0:
+                flag = gl.load(words_ptr + 2 * num_ranges + 1, volatile=True)
         r_out = zero
         first = zero
         count = zero
@@ -68,7 +76,11 @@ if gl is not None:
             k = w >> _K_SHIFT
             rem = gl.where(valid & (k < SLOTS), n_v - f - bk, -1)
             best = gl.max(rem, axis=0)
-            victim = gl.min(gl.where(rem == best, idx, RANGES_P2), axis=0)
+            if ROTATE:
+                victim = (gl.min(gl.where(rem == best, (idx - helper % num_ranges + RANGES_P2) % RANGES_P2, RANGES_P2),
+                                 axis=0) + helper % num_ranges) % RANGES_P2
+            else:
+                victim = gl.min(gl.where(rem == best, idx, RANGES_P2), axis=0)
             victim = gl.where(best >= _MIN_LEFT, victim, 0)
             w_v = gl.max(gl.where(idx == victim, w, 0), axis=0)  # (words are >= 0: k has 4 bits)
             n_vic = gl.max(gl.where(idx == victim, n_v, 0), axis=0)
@@ -150,11 +162,12 @@ if gl is not None:
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = True,
         SCALE_FIRST: gl.constexpr = True, TIMELINE: gl.constexpr = False,
         STEAL: gl.constexpr = True, STEAL_CHUNK: gl.constexpr = 4, STEAL_SLOTS: gl.constexpr = 8,
-        STEAL_MAX: gl.constexpr = 8, STEAL_RANGES_P2: gl.constexpr = 256,
+        STEAL_MAX: gl.constexpr = 8, STEAL_RANGES_P2: gl.constexpr = 256, STEAL_WAIT: gl.constexpr = False,
+        STEAL_ROTATE: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """The one-warpgroup kernel's arguments (uniform_kv_len > 0 always: the plan refuses ragged batches), then
-        steal_words_ptr (int32: a word per range, a done counter per range, the exit counter), steal_part_ptr
+        steal_words_ptr (int32: a word per range, a done counter per range, the exit counter, the WAIT flag), steal_part_ptr
         (fp32: [ranges, 1 + STEAL_SLOTS, R, 512] partial O, then [ranges, 1 + STEAL_SLOTS, R] LSE), steal_batch
         (the batch size: programs with program_id(2) >= it are helpers). A range is (element, split, head
         group), numbered as the owners' linear program id."""
@@ -205,7 +218,8 @@ if gl is not None:
             slot = pid_r * 0
         else:
             r, first, count, slot = _steal(steal_words_ptr, num_ranges, hg_n, num_splits, kv_len, chunk_tiles,
-                                           BLOCK_N, STEAL_SLOTS, STEAL_MAX, STEAL_RANGES_P2, num_warps)
+                                           pid_r - num_ranges, BLOCK_N, STEAL_SLOTS, STEAL_MAX, STEAL_RANGES_P2,
+                                           num_warps, STEAL_WAIT, STEAL_ROTATE)
         head_group = r % hg_n
         split = (r // hg_n) % num_splits
         b = r // (hg_n * num_splits)
@@ -320,6 +334,9 @@ if gl is not None:
             j += 1
         async_copy.wait_group(0)
         _timeline_mark(TIMELINE, timeline_ptr, 3, 8)
+        if STEAL_WAIT:  # an owner's loop is over: the waiting helpers may start
+            if is_owner:
+                gl.store(steal_words_ptr + 2 * num_ranges + 1, 1)
         _timeline_put(TIMELINE, timeline_ptr, 11, n_own)
         if LAUNCH_DEPENDENTS == 2:
             gdc_launch_dependents()
@@ -369,6 +386,8 @@ if gl is not None:
             for z0 in range(0, 2 * num_ranges, 512):
                 gl.store(steal_words_ptr + z0 + zi, gl.zeros([512], gl.int32, layout=zl),
                          mask=z0 + zi < 2 * num_ranges)
+            if STEAL_WAIT:
+                gl.store(steal_words_ptr + 2 * num_ranges + 1, 0)  # (the helpers' start flag)
             gl.atomic_xchg(steal_words_ptr + 2 * num_ranges, 0, sem="relaxed", scope="gpu")
         _timeline_mark(TIMELINE, timeline_ptr, 4, 9)
 else:  # pragma: no cover

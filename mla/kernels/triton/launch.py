@@ -705,9 +705,9 @@ class TritonDecodePlan:
         rows = max(1, math.ceil(ranges * helpers / (hg * splits)))
         self.grid = (hg, splits, self.batch_size + rows)
         self.steal_helpers = rows * hg * splits
-        # a word per range, a done counter per range, the exit counter: zero between calls (the last program
-        # of every launch zeroes them)
-        self.steal_words = torch.zeros(2 * ranges + 1, dtype=torch.int32, device=self.device)
+        # a word per range, a done counter per range, the exit counter, the helpers' start flag (STEAL_WAIT): zero
+        # between calls (the last program of every launch zeroes them)
+        self.steal_words = torch.zeros(2 * ranges + 2, dtype=torch.int32, device=self.device)
         slots = ranges * (1 + v.gluon_steal_slots) * self.block_m
         self.steal_part = torch.empty(slots * (V_HEAD_DIM + 1), dtype=torch.float32, device=self.device)
         self.constexprs["STEAL_RANGES_P2"] = max(128, triton.next_power_of_2(ranges))

@@ -75,6 +75,8 @@ class Variant:
     gluon_steal_slots: int = 8  # pieces a range may lose (its partial slots past the owner's)
     gluon_steal_max: int = 8  # tiles a helper takes at most (and at most half of what is unclaimed)
     gluon_steal_helpers: float = 1.0  # helper programs per owner (the grid's extra programs; idle ones exit at once)
+    gluon_steal_wait: bool = False  # helpers wait until some owner has ended (none beside the owners from the start)
+    gluon_steal_rotate: bool = False  # helpers that tie on a victim spread by their own index (no race for one word)
 
     @property
     def kv_formats(self) -> tuple[str, ...]:
@@ -645,6 +647,14 @@ VARIANTS["v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st"] = _plus(
     "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st",
     "v153 with work stealing: owners claim their range from the front, helper programs take pieces from the back "
     "of the range with the most left; only stolen ranges write partials", gluon_steal=True)
+# round 51's r51b / r51c: v154 lost on every shape; half of its pieces ran from the launch on (helpers in the slots
+# v153 leaves empty) and helpers that started together raced for one range's word. v156 is v154 with helpers that
+# wait until an owner has ended and spread over tied victims by their own index. Prediction in
+# scripts/h200_session_r51.sh (r51d); not run yet
+VARIANTS["v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw"] = _plus(
+    "v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st", "v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw",
+    "v154 with helpers that start stealing only once an owner has ended, and spread over tied victims by their index",
+    gluon_steal_wait=True, gluon_steal_rotate=True)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
@@ -786,7 +796,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
 
 # the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)
 STEAL_CONSTEXPRS = {"gluon_steal": "STEAL", "gluon_steal_chunk": "STEAL_CHUNK", "gluon_steal_slots": "STEAL_SLOTS",
-                    "gluon_steal_max": "STEAL_MAX"}
+                    "gluon_steal_max": "STEAL_MAX", "gluon_steal_wait": "STEAL_WAIT",
+                    "gluon_steal_rotate": "STEAL_ROTATE"}
 
 
 def gluon_constexprs(v: Variant) -> dict:
