@@ -35,6 +35,8 @@
 #   within +-2% (the helpers wait for the first owner: v153's grid until then). On an H200 the same signs, smaller
 #   (campaign 23's fp8 gap at bs256-kv8192: 13.6 us). The timeline (--steal) should show the helpers starting after
 #   the first owner's end, more than one piece per victim, and the victims ending sooner than v153's slowest owners.
+#   v157 (v156 claiming 2 tiles at a time): at bs256-kv8192 within -5..+3 us of v156 (more left to steal, twice the
+#   chunk-end reads); at bs256-kv1024 +0.5..+2% over v156 (the reads, little tail).
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r51a | r51b | r51c | r51d}"
@@ -76,11 +78,12 @@ r51c)
   ;;
 r51d)
   V156=v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw
-  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "steal or v156" -rfE \
+  V157=v157_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw2
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "steal or v156 or v157" -rfE \
     --junitxml="$OUT/pytest-r51d.xml"
   S=$OUT/steal-r51d.csv
   for r in 1 2; do
-    order=$V153,$V154,$V156; [ $r = 2 ] && order=$V156,$V154,$V153
+    order=$V153,$V154,$V156,$V157; [ $r = 2 ] && order=$V157,$V156,$V154,$V153
     step "bs256-$r" 90 $B --cases bs256-kv8192-q1-h16,bs256-kv1024-q1-h16 --sweep variant=$order --sweep num_splits=1 \
       --out $S --append
     step "bs32-$r" 60 $B --cases bs32-kv8192-q1-h16 --sweep variant=$order --sweep num_splits=4 --out $S --append

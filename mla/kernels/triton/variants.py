@@ -655,6 +655,12 @@ VARIANTS["v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw"] = _plus(
     "v154_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_st", "v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw",
     "v154 with helpers that start stealing only once an owner has ended, and spread over tied victims by their index",
     gluon_steal_wait=True, gluon_steal_rotate=True)
+# v157: v156 with the owners claiming 2 tiles at a time (at most 4 claimed ahead instead of 8, so a slow range keeps
+# more to give away), at one chunk-end read every 2 tiles instead of 4; not run yet (r51d)
+VARIANTS["v157_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw2"] = _plus(
+    "v156_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw", "v157_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw2",
+    "v156 with owners claiming 2 tiles at a time (at most 4 claimed ahead: more of a slow range left to take)",
+    gluon_steal_chunk=2)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
