@@ -524,7 +524,7 @@ STEAL_FIELDS = ("makespan_us", "owner_end_mean_us", "owner_end_min_us", "owner_e
 
 
 def steal_launch(frame: pd.DataFrame, helper_programs: int) -> dict:
-    """One launch of a work-stealing plan in one row: ``helper_programs`` (the plan's ``steal_helpers``) are the
+    """One launch of a work-stealing plan in one row: ``helper_programs`` (the plan's ``steal_helper_programs``) are the
     frame's last rows. The owners' ends (mean, min, max; ``owner_spread_us`` = last owner end - mean owner end:
     round 50's ``end_spread_us`` over the owners), the fewest tiles an owner kept, the helpers that took a piece
     (their tiles, their start times: median and last) and the last end of a helper that found nothing. Every

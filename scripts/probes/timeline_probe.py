@@ -64,7 +64,7 @@ def _case(case, kv_format, args, base, command, flush, rule, stamp_rows: list, c
     what = dict(case=case.name, kv_format=kv_format, variant=kp.variant.name, grid0=kp.grid[0], grid1=kp.grid[1],
                 grid2=kp.grid[2], num_splits=kp.num_splits, launches=kp.launches,
                 sm_count=torch.cuda.get_device_properties(device).multi_processor_count,
-                steal_helper_programs=getattr(kp, "steal_helpers", 0))  # (v154: the grid's last rows)
+                steal_helper_programs=getattr(kp, "steal_helper_programs", 0))  # (v154: the grid's last rows)
     cost.update(what)
     # -- stamped launches on fresh inputs ---------------------------------------------------------------------
     for r in range(args.repeats):

@@ -636,7 +636,7 @@ class TritonDecodePlan:
                                    MX_DECODE=self.variant.mx_decode, PREFETCH=self.variant.prefetch)
         if self.balanced and self.num_splits == 1:  # every element in one split: the plain single pass
             self.grid = (self.num_head_groups, 1, self.batch_size)
-        self.steal_helpers = 0
+        self.steal_helper_programs = 0  # (the grid's helper programs; steal_helpers= is per owner)
         self.steal_words = self.steal_part = None
         if steal_helpers is not None and not self.variant.gluon_steal:
             raise ValueError(f"steal_helpers applies to the work-stealing variants (gluon_steal, e.g. "
@@ -683,8 +683,8 @@ class TritonDecodePlan:
                            coop_merge=self.coop_merge and self.num_splits > 1,
                            partial_dtype="bf16" if self.partial_bf16 else "fp32", pdl=self.pdl,
                            work_items=self.grid[1] * self.grid[2], chunk_tokens=self.chunk_tokens)
-        if self.steal_helpers:
-            self.config["steal_helper_programs"] = self.steal_helpers
+        if self.steal_helper_programs:
+            self.config["steal_helper_programs"] = self.steal_helper_programs
 
     def _plan_steal(self, ragged: bool, helpers: float) -> None:
         """The work-stealing kernel's grid, words and partial slots (steal_protocol.py has the word)."""
@@ -700,11 +700,11 @@ class TritonDecodePlan:
                              f"least), got {helpers!r}")
         hg, splits = self.num_head_groups, self.num_splits
         ranges = hg * splits * self.batch_size
-        tiles = -(-(-(-self.max_kv_len // splits)) // v.block_n)
+        tiles = triton.cdiv(triton.cdiv(self.max_kv_len, splits), v.block_n)  # (a range's, the kernel's chunk)
         check_steal_plan(ranges, tiles, v.gluon_steal_chunk, v.gluon_steal_slots, v.gluon_steal_max)
         rows = max(1, math.ceil(ranges * helpers / (hg * splits)))
         self.grid = (hg, splits, self.batch_size + rows)
-        self.steal_helpers = rows * hg * splits
+        self.steal_helper_programs = rows * hg * splits
         # a word per range, a done counter per range, the exit counter, the helpers' start flag (STEAL_WAIT): zero
         # between calls (the last program of every launch zeroes them)
         self.steal_words = torch.zeros(2 * ranges + 2, dtype=torch.int32, device=self.device)
