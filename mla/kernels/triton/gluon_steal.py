@@ -167,8 +167,8 @@ if gl is not None:
         num_warps: gl.constexpr = 4,
     ):
         """The one-warpgroup kernel's arguments (uniform_kv_len > 0 always: the plan refuses ragged batches), then
-        steal_words_ptr (int32: a word per range, a done counter per range, the exit counter, the WAIT flag), steal_part_ptr
-        (fp32: [ranges, 1 + STEAL_SLOTS, R, 512] partial O, then [ranges, 1 + STEAL_SLOTS, R] LSE), steal_batch
+        steal_words_ptr (int32: a word per range, a done counter per range, the exit counter, the WAIT flag),
+        steal_part_ptr (fp32: [ranges, 1 + STEAL_SLOTS, R, 512] partial O, then [ranges, 1 + STEAL_SLOTS, R] LSE), steal_batch
         (the batch size: programs with program_id(2) >= it are helpers). A range is (element, split, head
         group), numbered as the owners' linear program id."""
         gl.static_assert(STEAL, "mla_decode_gluon_sm90_steal_kernel is the STEAL kernel")

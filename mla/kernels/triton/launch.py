@@ -614,7 +614,8 @@ class TritonDecodePlan:
                       num_warps=self.variant.num_warps, num_stages=self.variant.num_stages)
         if self.variant.family == "gluon":  # generation 3 (gluon_sm90.py): same arguments, same partials
             self.kernel = (mla_decode_gluon_sm90_steal_kernel if self.variant.gluon_steal
-                           else mla_decode_gluon_sm90_ws_kernel if self.variant.gluon_ws else mla_decode_gluon_sm90_kernel)
+                           else mla_decode_gluon_sm90_ws_kernel if self.variant.gluon_ws
+                           else mla_decode_gluon_sm90_kernel)
             self.constexprs = {k: common[k] for k in ("NUM_HEADS", "Q_SEQ_LEN", "HEADS_PER_PROG", "BLOCK_M", "BLOCK_N",
                                                       "SINGLE_PASS", "KV_FORMAT", "FUSED_REDUCE", "WORK_LIST",
                                                       "num_warps")}
