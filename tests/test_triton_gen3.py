@@ -718,9 +718,39 @@ def test_offline_sm90_sass_of_kv_first_asks_for_the_tile_before_q(variant, base)
     assert abs(n_new - n_old) <= 8, (n_new, n_old)
 
 
+Q_FIRST = {"v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf": "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf",
+           "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf": "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur"}
+
+
+@pytest.mark.parametrize("variant, base", sorted(Q_FIRST.items()))
+def test_offline_sm90_sass_of_q_first_asks_for_q_then_the_tile_then_quantizes(variant, base):
+    """Q_FIRST (compiled offline, 16 splits): Q's nine 16-byte loads come before the first tile's cp.async (LDGSTS),
+    and the first instruction that uses Q (the row maxima, FMNMX) after the last of those copies, on any triton.
+    Without the zeros read back from shared memory ptxas hoists the quantization above the barrier and with it
+    the wait for Q's loads (seen on 3.6: the copies then left after Q had landed). The tile loop is unchanged."""
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+    def order(sass):
+        ops = [i.op for f in sass_functions(sass).values() for i in f]
+        q = [n for n, op in enumerate(ops) if op == "LDG.E.128"][:9]
+        first_cp = next(n for n, op in enumerate(ops) if op.startswith("LDGSTS"))
+        last_cp = max(n for n in range(first_cp, first_cp + 300) if ops[n].startswith("LDGSTS"))
+        first_use = next(n for n, op in enumerate(ops) if op.startswith("FMNMX"))
+        loop = sass_hottest_loop(sass)
+        body = [i for f in sass_functions(sass).values() for i in f]
+        return q, first_cp, last_cp, first_use, sum(loop.start_addr <= i.addr <= loop.end_addr for i in body)
+
+    q, first_cp, last_cp, first_use, n_new = order(_sass(variant, 16)[1])
+    assert len(q) == 9 and q[-1] < first_cp, (q, first_cp)
+    assert first_use > last_cp, (first_use, last_cp)
+    assert abs(n_new - order(_sass(base, 16)[1])[-1]) <= 8
+
+
 UNIFORM = {"v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
            "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
-           "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
+           "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf",
+           "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",
+           "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
 
 
 @pytest.mark.parametrize("variant, base", sorted(UNIFORM.items()))

@@ -189,6 +189,57 @@ if gl is not None:
         return gl.load(ptr, mask=row_ok[:, None], other=0.0).to(gl.float32)
 
     @gluon.jit
+    def _load_q_chunks(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
+                       HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+        """This program's Q rows as 9 register chunks of [R, 64] fp32 (dims 64 c .. 64 c + 63): one load of Q,
+        placed where the caller wants its requests issued (Q_FIRST: before the first KV copies)."""
+        return (_load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 0, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 64, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 128, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 192, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 256, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 320, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 384, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 448, 64, R, ROWS, HEADS_PER_PROG, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 512, 64, R, ROWS, HEADS_PER_PROG, layout))
+
+    @gluon.jit
+    def _plus_chunks(qs, z):
+        """Each Q chunk + z (zeros from shared memory, Q_FIRST): the quantization then waits for a shared load that
+        no compiler moves above the barrier before it. ptxas hoists register-only math above a barrier, and the
+        math waits for Q's loads: the first tile's copies would be issued only after Q had landed."""
+        return (qs[0] + z, qs[1] + z, qs[2] + z, qs[3] + z, qs[4] + z, qs[5] + z, qs[6] + z, qs[7] + z, qs[8] + z)
+
+    @gluon.jit
+    def _row_amax_of(qs):
+        """Row maxima of |Q| over the 9 chunks of _load_q_chunks."""
+        a = gl.max(gl.abs(qs[0]), axis=1)
+        for c in gl.static_range(1, 9):
+            a = gl.maximum(a, gl.max(gl.abs(qs[c]), axis=1))
+        return a
+
+    @gluon.jit
+    def _store_q_terms_of(qs, s1, hi_smem, lo_smem, R: gl.constexpr, QK_PAIRS: gl.constexpr,
+                          QK_CAT: gl.constexpr = False, WG2: gl.constexpr = False):
+        """_store_q_terms on Q already in registers (_load_q_chunks)."""
+        for c in gl.static_range(9):
+            n = qs[c] / s1[:, None]
+            hi = n.to(gl.float8e4nv)
+            if QK_PAIRS:
+                lo_smem.store(hi)  # (see _store_q_terms: hi stored before its fp32 round trip)
+                lo = ((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv)
+                if WG2:
+                    x = gl.reshape(gl.join(hi, lo), [2, R // 2, 64, 2])
+                    hi_smem.index(c).store(gl.reshape(gl.permute(x, (0, 3, 1, 2)), [2 * R, 64]))
+                elif QK_CAT:
+                    hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (2, 0, 1)), [2 * R, 64]))
+                else:
+                    hi_smem.index(c).store(gl.reshape(gl.permute(gl.join(hi, lo), (0, 2, 1)), [2 * R, 64]))
+            else:
+                hi_smem.index(c).store(hi)
+                lo_smem.index(c).store(((n - hi.to(gl.float32)) * 16.0).to(gl.float8e4nv))
+
+    @gluon.jit
     def _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, hi_smem, lo_smem,
                        R: gl.constexpr, ROWS: gl.constexpr, HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr,
                        QK_PAIRS: gl.constexpr, QK_CAT: gl.constexpr = False, WG2: gl.constexpr = False):
@@ -921,7 +972,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
-        SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
+        SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False, Q_FIRST: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -956,6 +1007,8 @@ if gl is not None:
         gl.static_assert(WS_SLOTS == 0, "WS_SLOTS: mla_decode_gluon_sm90_ws_kernel")
         gl.static_assert(not EPI_DIRECT and not EARLY_TMA, "EPI_DIRECT, EARLY_TMA: the warp-specialized kernel's")
         gl.static_assert(not SCALE_FIRST or KV_FORMAT == 1, "SCALE_FIRST: fp8's per-tensor scale")
+        gl.static_assert(not (Q_FIRST and KV_FIRST), "Q_FIRST and KV_FIRST pin opposite orders")
+        gl.static_assert(not Q_FIRST or QK_PAIRS, "Q_FIRST holds its zeros in QK_PAIRS' [R, 64] scratch (q_lo)")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1129,6 +1182,10 @@ if gl is not None:
         else:
             p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
+        if Q_FIRST:  # (v158 / v159) Q's loads ask first: 18 KB that the first tile's copies would otherwise queue ahead of
+            qs = _load_q_chunks(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
+            q_lo.store(gl.zeros([R, 64], gl.float8e4nv, layout=q_blk))  # read back below the copies (_plus_chunks)
+            _cta_barrier()  # a compiler fence: the loads stay above the copies (a barrier does not wait for them)
         # prefetch: the first STAGES - 1 tiles in flight while Q is quantized
         for i in gl.static_range(STAGES - 1):
             if KV_FORMAT == 2:
@@ -1143,15 +1200,21 @@ if gl is not None:
             sc_rope = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 2, 16, BLOCK_N,
                                       gl.SliceLayout(2, dec_rope), ROW_PERM)
 
-        if KV_FIRST:  # pin the order: the compiler may sink the copies above (and the KV range's loads they need)
-            # below Q's loads and quantization (triton 3.9: v141 and v117; 3.6: v117 only); a barrier is a memory
-            # fence for the compiler. Measured no faster on the H200 (round 39): the KV latency is off the path
+        if KV_FIRST or Q_FIRST:  # pin the order: the compiler may sink the copies above (and the KV range's loads
+            # they need) below Q's loads and quantization (triton 3.9: v141 and v117; 3.6: v117 only); a barrier is a
+            # memory fence for the compiler. Measured no faster on the H200 (round 39): the KV latency is off the path
             _cta_barrier()
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
-        amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
-        s1 = gl.where(amax > 0, amax / 448.0, 1.0)
-        _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
-                       HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT, WG2)
+        if Q_FIRST:
+            qs = _plus_chunks(qs, q_lo.load(q_blk).to(gl.float32))  # the quantization below the copies
+            amax = _row_amax_of(qs)
+            s1 = gl.where(amax > 0, amax / 448.0, 1.0)
+            _store_q_terms_of(qs, s1, q_hi, q_lo, R, QK_PAIRS, QK_CAT, WG2)
+        else:
+            amax = _row_amax(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
+            s1 = gl.where(amax > 0, amax / 448.0, 1.0)
+            _store_q_terms(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, s1, q_hi, q_lo, R, ROWS,
+                           HEADS_PER_PROG, q_blk, QK_PAIRS, QK_CAT, WG2)
 
         if KV_FORMAT == 1:
             if SCALE_FIRST:
@@ -2155,7 +2218,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        Q_FIRST: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
         of e4m3 tiles), or fp8 (KV_FORMAT 1, v149+: a one-warp loader TMA-loads the tiles into that ring); the
@@ -2163,7 +2226,8 @@ if gl is not None:
         otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
-        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST, "UNIFORM_RANGES, SCALE_FIRST: the one-warpgroup kernel's")
+        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST and not Q_FIRST,
+                         "UNIFORM_RANGES, SCALE_FIRST, Q_FIRST: the one-warpgroup kernel's")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

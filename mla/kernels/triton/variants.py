@@ -66,6 +66,7 @@ class Variant:
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
+    gluon_q_first: bool = False  # gluon (one warpgroup): Q's loads issued before the first tiles' copies, its quantization after
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -662,6 +663,18 @@ VARIANTS["v157_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_stw2"] = _plus(
     "v156 with owners claiming 2 tiles at a time (at most 4 claimed ahead: more of a slow range left to take)",
     gluon_steal_chunk=2)
 
+# round 52 (docs/notes-triton.md): round 50's timeline (H100) put fp8's Q prologue at 3.4 us at bs4-kv1024 against
+# MXFP4's 2.3 (4.97 / 2.50 at bs32-kv1024): on triton 3.6 v153 issues the first tile's copies (37 KB) before Q's
+# loads (18 KB), v152 issues its (smaller) tile after Q's quantization (test_offline_sm90_sass_of_kv_first_...). v158 /
+# v159 ask for Q first, then the tile, then quantize Q while the tile streams. Prediction in
+# scripts/h200_session_r52.sh
+VARIANTS["v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf"] = _plus(
+    "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf",
+    "v153 with Q's loads issued before the first tile's copies and its quantization after them", gluon_q_first=True)
+VARIANTS["v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf"] = _plus(
+    "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur", "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf",
+    "v152 with Q's loads issued before the first tile's copies and its quantization after them", gluon_q_first=True)
+
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
     "fp8": "v75_n64_w4_s3_sab_pvs_c2",  # generation 2: bs256-kv8192 1083 (v35) -> 489 us (gen2/)
@@ -797,7 +810,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_ws_tma": "WS_TMA", "gluon_ws_loader": "WS_LOADER", "gluon_mx_lut2": "MX_LUT2",
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
-                    "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST"}
+                    "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST",
+                    "gluon_q_first": "Q_FIRST"}
 
 
 # the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Round 52 (docs/notes-triton.md, "Round 52"): Q first. Round 50's timeline (H100) put fp8's Q prologue at 3.4 us at
+# bs4-kv1024 against MXFP4's 2.3 (4.97 / 2.50 at bs32-kv1024, 4.97 / 3.26 at bs4-kv8192): on triton 3.6 v153 issues
+# its first tile's copies (37 KB) and Q's loads (18 KB) behind them; v152 loads Q and quantizes it before its tile's
+# copies. v158 / v159 (v153 / v152 + gluon_q_first) issue Q's loads, then the tile's copies, then quantize Q
+# (test_offline_sm90_sass_of_q_first_asks_for_q_then_the_tile_then_quantizes).
+#   r52a  GPU tests of v158 / v159 (the generation-3 gates, uniform ranges with garbage indptrs); kernel + fresh mode
+#         at the short shapes and bs256-kv1024, v153 / v158 (fp8) and v152 / v159 (MXFP4) at the default split
+#         counts, two rounds in opposite order; the timeline of all four at bs4-kv1024 and bs32-kv1024
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r52.sh r52a (writes $OUT/*)
+# Predicted before r52a (2026-12-06 ~08:30 UTC, offline; nothing of v158 / v159 has run on a GPU), on an H100
+# (kernel mode, against v153 / v152 in the same run):
+#   - fp8 v158: Q ready 0.6-1.2 us sooner at bs4-kv1024 (3.4 -> 2.2-2.8) and bs32-kv1024 / bs4-kv8192; the first
+#     tile ready at most 0.3 us later than Q; kernel -0.3..-1.0 us at bs4-kv1024, bs4-kv8192, bs32-kv1024,
+#     bs64-kv1024 (-3..-8% at bs4-kv1024); bs256-kv1024 within +-1%
+#   - MXFP4 v159 (its tile now streams while Q is quantized, not after): -0.2..-0.6 us at the same four shapes
+#   - rel_l2 identical to v153 / v152 (the same arithmetic: Q + 0 from shared memory)
+#   On an H200 the same signs (its DRAM latency is similar; its bandwidth higher, so the fp8 tile ahead of Q costs
+#   less): fp8 -0.2..-0.8 us
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r52a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r52
+V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
+V158=v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf
+V152=v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur
+V159=v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf
+SHORT=bs4-kv1024-q1-h16,bs4-kv8192-q1-h16,bs32-kv1024-q1-h16,bs64-kv1024-q1-h16,bs256-kv1024-q1-h16
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
+case $PART in
+r52a)
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "(v158 or v159) and not offline" \
+    -rfE --junitxml="$OUT/pytest-r52a.xml"
+  S=$OUT/qfirst-r52a.csv
+  for r in 1 2; do
+    o8=$V153,$V158; o4=$V152,$V159; [ $r = 2 ] && o8=$V158,$V153 && o4=$V159,$V152
+    step "fp8-$r" 90 $B --kv-format fp8 --cases $SHORT --sweep variant=$o8 --out $S --append
+    step "mxfp4-$r" 90 $B --kv-format mxfp4 --cases $SHORT --sweep variant=$o4 --out $S --append
+  done
+  show "$S"
+  for fv in fp8:$V153 fp8:$V158 mxfp4:$V152 mxfp4:$V159; do
+    f=${fv%%:*}; v=${fv#*:}
+    step "timeline-${v%%_*}" 60 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r52a/${v%%_*}" --formats $f \
+      --cases bs4-kv1024-q1-h16,bs32-kv1024-q1-h16 --variant $v --repeats 4 --seconds 0.4
+  done
+  cat "$OUT"/timeline-r52a/*/timeline.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r52a/timeline.csv"
+  cat "$OUT"/timeline-r52a/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r52a/timeline-cost.csv"
+  STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r52a/timeline.csv" \
+    --cost "$OUT/timeline-r52a/timeline-cost.csv"
+  tar czf "$OUT/timeline-r52a.tgz" -C "$OUT" timeline-r52a && rm -rf "$OUT/timeline-r52a"
+  ;;
+*) echo "unknown part $PART (r52a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
