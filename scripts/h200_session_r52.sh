@@ -19,7 +19,7 @@
 #   less): fp8 -0.2..-0.8 us
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r52a}"
+session_begin "${1:?which part: r52a | r52b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r52
 V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
 V158=v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf
@@ -49,6 +49,22 @@ r52a)
     --cost "$OUT/timeline-r52a/timeline-cost.csv"
   tar czf "$OUT/timeline-r52a.tgz" -C "$OUT" timeline-r52a && rm -rf "$OUT/timeline-r52a"
   ;;
-*) echo "unknown part $PART (r52a)" >&2; exit 2 ;;
+r52b)
+  # the default call with v158 / v159 (HOPPER_DEFAULT since round 52): campaign 24 (FlashInfer beside it, the same
+  # run), then v153 / v158 and v152 / v159 again at the six shapes where the one-warpgroup kernel is the default
+  # (bs32 / bs64-kv8192 take the warp-specialized kernels, unchanged), one round, kernel + fresh.
+  # Predicted (after r52a, 08:05 UTC): on an H100 the same signs as r52a within 1 us per shape; on an H200 fp8
+  # -0.3..-1.0 us at bs4-kv1024 / bs64-kv1024, MXFP4 -1..-2 us at bs4-kv8192 / bs32-kv1024 / bs64-kv1024, and the
+  # best-format geomean (kernel) 42.8 -> 41.5-42.3 us against campaign 23 (the bs4 / bs32-kv1024 / bs64-kv1024 rows
+  # drop 3-8%, the rest unchanged)
+  install_flashinfer
+  session_campaign 24 250 flashinfer triton
+  tail -14 "$OUT/campaign24.log"
+  S=$OUT/qfirst-r52b.csv
+  step ab-fp8 80 $B --kv-format fp8 --cases $SHORT,bs256-kv8192-q1-h16 --sweep variant=$V153,$V158 --out $S
+  step ab-mxfp4 80 $B --kv-format mxfp4 --cases $SHORT,bs256-kv8192-q1-h16 --sweep variant=$V152,$V159 --out $S --append
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r52a | r52b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -1337,6 +1337,7 @@ def test_default_variant_takes_the_uniform_ranges_kernels_for_uniform_batches_on
         assert not is_hopper_default(HOPPER_DEFAULT[fmt], "bf16")
         assert default_variant(fmt, hopper_gluon=False) == default_variant(fmt, hopper_gluon=False, ragged=True)
     assert VARIANTS[HOPPER_DEFAULT["fp8"]].gluon_scale_first
+    assert all(VARIANTS[name].gluon_q_first for name in HOPPER_DEFAULT.values())  # round 52
 
 
 # -- the program timeline (TIMELINE: an instrument, off in every named variant) -------------------------------

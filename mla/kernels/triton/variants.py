@@ -715,7 +715,13 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # v152 against v117 at bs4-kv1024 / bs32-kv1024 / bs4-kv8192 / bs64-kv1024 / bs256-kv1024: 12.02 / 18.45 / 21.01 /
 # 26.90 / 63.47 vs 12.85 / 19.17 / 21.14 / 27.06 / 63.49 us (kernel); fp8 v153 (the same + its scale loaded first)
 # against v141: 12.06 / 17.81 / 20.02 / 25.15 / 57.26 vs 12.26 / 18.10 / 20.46 / 25.39 / 57.22. So v153 / v152
-HOPPER_DEFAULT = {"fp8": "v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf", "mxfp4": "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur"}
+# round 52 (H100, data/measured/h100/issue10/qfirst-r52a.csv, two rounds in opposite order, the default split counts,
+# same rel_l2): Q's loads before the first tile's copies. fp8 v158 against v153 at bs4-kv1024 / bs4-kv8192 / bs32-kv1024
+# / bs64-kv1024 / bs256-kv1024: -10.4 / +0.5 / -2.8 / -5.2 / -2.0% (kernel); MXFP4 v159 against v152: +0.6 / -9.2 /
+# -9.8 / -7.0 / -1.4%. The same code runs on the H200 (the mechanism, 37 KB of tile queued ahead of Q, is the
+# memory system's, not the card's); its rows are the campaign after round 52
+HOPPER_DEFAULT = {"fp8": "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf",
+                  "mxfp4": "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf"}
 # A ragged batch gains nothing from UNIFORM_RANGES (the plan passes 0: its indptrs are loaded), and the default
 # call's ragged schedule (the balanced work list) has run on the H200 with v141 / v117 only: ragged batches keep them
 HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxfp4": "v117_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf"}
