@@ -313,6 +313,24 @@ if gl is not None:
             _cp_async(_chunk(k_smem, stage, c), base + c * 64, mask=ok)
         async_copy.commit_group()
 
+    @gluon.jit
+    def _issue_tile_one(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
+                        layout: gl.constexpr, ROW_PERM: gl.constexpr):
+        """_issue_tile as two copies (CP_ONE, v160): the latent part as one [8 x 64 tokens, 64] copy into the
+        stage's latent buffer (row 64 c + token), the rope part as another. Nine copies into one buffer get a
+        barrier between each two (triton's shared-memory hazard pass cannot tell the slices apart: 8 bar.sync
+        per tile issue in v153's SASS); two copies into two buffers get none."""
+        r = gl.arange(0, 8 * BLOCK_N, layout=gl.SliceLayout(1, layout))
+        col = gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
+        pos = n0 + _row_token(r % BLOCK_N, ROW_PERM)
+        row = (kv_start + pos).to(gl.int64) * stride_kv_tok + (r // BLOCK_N) * 64
+        _cp_async(k_smem[0].index(stage), kv_ptr + row[:, None] + col[None, :], mask=(pos < end)[:, None])
+        t = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
+        pos_r = n0 + _row_token(t, ROW_PERM)
+        row_r = (kv_start + pos_r).to(gl.int64) * stride_kv_tok + 512
+        _cp_async(k_smem[1].index(stage), kv_ptr + row_r[:, None] + col[None, :], mask=(pos_r < end)[:, None])
+        async_copy.commit_group()
+
     # -- MXFP4 (KV_FORMAT 2) -------------------------------------------------------------------
     # One packed byte holds two E2M1 codes (even element low). With the block's E8M0 byte e, d = e - 127,
     # every e2m1 value x 2**d is a normal e4m3 value while 0.5 * 2**d >= 2**-6 and 6 * 2**d <= 448, i.e.
@@ -973,7 +991,7 @@ if gl is not None:
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
         SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False, Q_FIRST: gl.constexpr = False,
-        num_warps: gl.constexpr = 4,
+        CP_ONE: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -1009,6 +1027,7 @@ if gl is not None:
         gl.static_assert(not SCALE_FIRST or KV_FORMAT == 1, "SCALE_FIRST: fp8's per-tensor scale")
         gl.static_assert(not (Q_FIRST and KV_FIRST), "Q_FIRST and KV_FIRST pin opposite orders")
         gl.static_assert(not Q_FIRST or QK_PAIRS, "Q_FIRST holds its zeros in QK_PAIRS' [R, 64] scratch (q_lo)")
+        gl.static_assert(not CP_ONE or KV_FORMAT == 1, "CP_ONE: fp8's tile copies")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1192,8 +1211,12 @@ if gl is not None:
                 _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
                                mx_copy, rope_blk, ROW_PERM)
             else:
-                _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N, cp_blk,
-                            ROW_PERM)
+                if CP_ONE:
+                    _issue_tile_one(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N,
+                                    cp_blk, ROW_PERM)
+                else:
+                    _issue_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N,
+                                cp_blk, ROW_PERM)
         if KV_FORMAT == 2:  # the first tile's scales (register prefetch, one tile ahead from here on)
             sc_lat = _load_mx_scales(kv_aux_ptr, kv_start, start, end, stride_sc_tok, 16, 0, BLOCK_N,
                                      gl.SliceLayout(2, dec_lat), ROW_PERM)
@@ -1288,8 +1311,12 @@ if gl is not None:
                 _cta_barrier()  # the decoded K tile, visible to the MMAs and to every warp's V loads
                 kst = 0
             else:
-                _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                            (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
+                if CP_ONE:
+                    _issue_tile_one(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                    (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
+                else:
+                    _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
                 async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's
@@ -2218,7 +2245,7 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
-        Q_FIRST: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        Q_FIRST: gl.constexpr = False, CP_ONE: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
         of e4m3 tiles), or fp8 (KV_FORMAT 1, v149+: a one-warp loader TMA-loads the tiles into that ring); the
@@ -2226,8 +2253,8 @@ if gl is not None:
         otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
-        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST and not Q_FIRST,
-                         "UNIFORM_RANGES, SCALE_FIRST, Q_FIRST: the one-warpgroup kernel's")
+        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST and not Q_FIRST and not CP_ONE,
+                         "UNIFORM_RANGES, SCALE_FIRST, Q_FIRST, CP_ONE: the one-warpgroup kernel's")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

@@ -67,6 +67,7 @@ class Variant:
     gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
     gluon_q_first: bool = False  # gluon (one warpgroup): Q's loads issued before the first tiles' copies, its quantization after
+    gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope), no barriers between chunks
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -674,6 +675,13 @@ VARIANTS["v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf"] = _plus(
 VARIANTS["v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf"] = _plus(
     "v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur", "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf",
     "v152 with Q's loads issued before the first tile's copies and its quantization after them", gluon_q_first=True)
+# v160: v158 with the fp8 tile issued as two copies instead of nine (8 bar.sync + 24 dummy LDS fewer per tile in the
+# SASS: triton's hazard pass puts a barrier between copies into slices of one buffer). Prediction in
+# scripts/h200_session_r52.sh (r52c)
+VARIANTS["v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1"] = _plus(
+    "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf", "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1",
+    "v158 with each fp8 tile's cp.async as two copies (latent, rope) instead of nine: no barrier between them",
+    gluon_cp_one=True)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
@@ -817,7 +825,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
                     "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST",
-                    "gluon_q_first": "Q_FIRST"}
+                    "gluon_q_first": "Q_FIRST", "gluon_cp_one": "CP_ONE"}
 
 
 # the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)
