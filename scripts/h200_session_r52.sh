@@ -19,7 +19,7 @@
 #   less): fp8 -0.2..-0.8 us
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r52a | r52b | r52c}"
+session_begin "${1:?which part: r52a | r52b | r52c | r52d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r52
 V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
 V158=v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf
@@ -79,6 +79,13 @@ r52c)
   step ab-2 90 $B --kv-format fp8 --cases $SHORT,bs256-kv8192-q1-h16 --sweep variant=$V160,$V158 --out $S --append
   show "$S"
   ;;
-*) echo "unknown part $PART (r52a | r52b | r52c)" >&2; exit 2 ;;
+r52d)
+  # campaign 25 (Triton only): the default call with round 52's defaults (fp8 v160, MXFP4 v159) on the 8 shapes
+  # Predicted (08:20 UTC; on an H100, against campaign 24 of r52b, v158): fp8 rows within -1.5..+0.5%, bs256-kv8192
+  # -3..-7 us; MXFP4 and bf16 rows within +-1%
+  session_campaign 25 200 triton
+  tail -14 "$OUT/campaign25.log"
+  ;;
+*) echo "unknown part $PART (r52a | r52b | r52c | r52d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

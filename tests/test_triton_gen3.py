@@ -762,7 +762,8 @@ def test_offline_sm90_sass_of_cp_one_drops_the_barriers_between_a_tiles_copies()
         body = [i for f in sass_functions(sass).values() for i in f]
         return collections.Counter(i.op.split(".")[0] for i in body if loop.start_addr <= i.addr <= loop.end_addr)
 
-    new, old = loop_ops("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1"), loop_ops(HOPPER_DEFAULT["fp8"])
+    new, old = loop_ops("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1"), loop_ops(
+        "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf")
     assert new["LDGSTS"] == old["LDGSTS"] == 18, (new, old)  # the same bytes: 9 x 2 16-byte copies per thread
     if tuple(int(x) for x in triton.__version__.split(".")[:2]) < (3, 9):
         assert new["BAR"] <= old["BAR"] - 6, (new["BAR"], old["BAR"])

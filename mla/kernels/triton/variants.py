@@ -727,8 +727,9 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # same rel_l2): Q's loads before the first tile's copies. fp8 v158 against v153 at bs4-kv1024 / bs4-kv8192 / bs32-kv1024
 # / bs64-kv1024 / bs256-kv1024: -10.4 / +0.5 / -2.8 / -5.2 / -2.0% (kernel); MXFP4 v159 against v152: +0.6 / -9.2 /
 # -9.8 / -7.0 / -1.4%. The same code runs on the H200 (the mechanism, 37 KB of tile queued ahead of Q, is the
-# memory system's, not the card's); its rows are the campaign after round 52
-HOPPER_DEFAULT = {"fp8": "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf",
+# memory system's, not the card's). r52c (issue10/cpone-r52c.csv, two rounds): fp8 v160 (v158 + the tile as two
+# copies) against v158 -0.1 / -0.9 / -0.5 / -0.6 / -1.0% at those shapes and -1.2% (-5.2 us) at bs256-kv8192
+HOPPER_DEFAULT = {"fp8": "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1",
                   "mxfp4": "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf"}
 # A ragged batch gains nothing from UNIFORM_RANGES (the plan passes 0: its indptrs are loaded), and the default
 # call's ragged schedule (the balanced work list) has run on the H200 with v141 / v117 only: ragged batches keep them
