@@ -1527,7 +1527,9 @@ def test_work_stealing_is_right_where_helpers_take_most_of_the_tiles(variant):
     """4 owners of 128 tiles on a GPU of >= 114 SMs: the helpers start at once and take pieces of every range
     until each has lost its slots, so stolen ranges, the merge and the exit counter's reset are all exercised.
     Checked on every call (the words must be back at 0 after each launch) and through a graph replay; the
-    timeline's tile counts add up to the batch's tiles, and helpers ran some of them."""
+    timeline's tile counts add up to the batch's tiles, and helpers ran some of them - except where helpers wait
+    for an owner's end (v156 / v157, STEAL_WAIT): 4 equal owners end together with every tile claimed, so those
+    helpers may find nothing (r51d on an H100: none here; 565 tiles at bs256-kv8192, every output checked)."""
     data = mla.generate_input(4, 1, 8192, seed=23, device="cuda")
     plan = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=1, graph=False, timeline=True)
     owners = plan.grid[0] * plan.grid[1] * 4
@@ -1537,7 +1539,8 @@ def test_work_stealing_is_right_where_helpers_take_most_of_the_tiles(variant):
         assert int(plan.steal_words.abs().sum()) == 0, "the last program leaves every word at 0"
         tiles = plan.timeline[:, 11].cpu()
         assert int(tiles.clamp(min=0).sum()) == 4 * 8192 // 64
-        assert int(tiles[owners:].clamp(min=0).sum()) > 0, "no helper took a piece"
+        if not VARIANTS[variant].gluon_steal_wait:
+            assert int(tiles[owners:].clamp(min=0).sum()) > 0, "no helper took a piece"
     graphed = TritonDecodePlan(data, kv_format="fp8", variant=variant, num_splits=1, graph=True)
     for _ in range(3):
         _checked(data, variant, plan=graphed)
