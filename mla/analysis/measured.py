@@ -471,6 +471,71 @@ def steal_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame, p
     return bench, table, stamps
 
 
+Q_FIRST_RUN = {  # round 52 (docs/notes-triton.md, "Round 52"): same-run A/Bs, each file a pair of kernels per format
+    "bench": ["measured/h100/issue10/qfirst-r52a.csv", "measured/h100/issue10/qfirst-r52b.csv",
+              "measured/h100/issue10/cpone-r52c.csv"],
+    "stamps": "measured/h100/issue10/timeline-r52a.csv.gz", "cost": "measured/h100/issue10/timeline-cost-r52a.csv"}
+Q_FIRST_PAIRS = (("v153", "v158"), ("v152", "v159"), ("v158", "v160"))  # (base, new): round 52's three steps
+Q_FIRST_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r52.sh r52a; ... r52b; ... r52c (on a GPU)",
+               "python -m mla timeline data/measured/h100/issue10/timeline-r52a.csv.gz "
+               "--cost data/measured/h100/issue10/timeline-cost-r52a.csv"]
+
+
+def variant_ab(bench: pd.DataFrame, pairs=Q_FIRST_PAIRS, mode: str = "kernel") -> pd.DataFrame:
+    """Same-run A/B of kernel pairs: for each source file, case, format and (base, new) pair that file timed both
+    of, the mean of each kernel's rows (its rounds) in ``mode`` ("kernel" or "fresh"), the difference and ratio,
+    the rounds, and whether the two kept the same rel_l2 (the same arithmetic). Rows that failed their check are
+    left out; a file never pairs with another's rows (host and clocks move between runs)."""
+    ok = bench[(bench["status"] == "ok") & bench["check_ok"].astype(bool)].assign(
+        v=lambda d: d["variant"].str.split("_").str[0])
+    col = f"{mode}_median_us"
+    out = []
+    for (src, case, fmt), g in ok.groupby(["source_csv", "case", "kv_format"], sort=False):
+        for base, new in pairs:
+            a, b = g[g.v == base], g[g.v == new]
+            if not len(a) or not len(b):
+                continue
+            out.append(dict(source_csv=src, case=case, kv_format=fmt, base=base, new=new, rounds=min(len(a), len(b)),
+                            base_us=a[col].mean(), new_us=b[col].mean(), delta_us=b[col].mean() - a[col].mean(),
+                            ratio=b[col].mean() / a[col].mean(),
+                            same_rel_l2=bool(np.allclose(a["rel_l2_fmt"].values[:1], b["rel_l2_fmt"].values[:1],
+                                                         rtol=1e-6)),
+                            device=g["device"].iloc[0]))
+    return pd.DataFrame(out)
+
+
+def q_first_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(A/B, prologue) of round 52: :func:`variant_ab` over its three bench files, and per timeline run (case,
+    format, kernel) the median program's Q-ready and first-tile-ready times after its start and the launch's
+    makespan (us, :func:`mla.analysis.timeline.program_frame`), with the kernel-mode time of the same call. ``run``
+    maps "bench" (a list) / "stamps" / "cost" to paths under data/ (default :data:`Q_FIRST_RUN`); None when a
+    file is missing."""
+    from .timeline import frames_from_csv, load_timeline_csv
+
+    run = Q_FIRST_RUN if run is None else run
+    benches = [DATA / p for p in run["bench"]]
+    stamps_p, cost_p = DATA / run["stamps"], DATA / run["cost"]
+    if not all(p.exists() for p in [*benches, stamps_p, cost_p]):
+        return None
+    bench = pd.concat([pd.read_csv(p).assign(source_csv=_rel(p)) for p in benches], ignore_index=True)
+    stamps = load_timeline_csv(stamps_p)
+    cost = pd.read_csv(cost_p)
+    rows = []
+    for rid, g in stamps.groupby("run_id", sort=False):
+        for (case, variant, fmt, _), f in frames_from_csv(g).items():
+            rows.append(dict(run_id=rid, case=case, kv_format=fmt, variant=variant, repeat=_,
+                             q_ready_us=(f.q_ready_us - f.start_us).median(),
+                             first_tile_us=(f.first_tile_us - f.start_us).median(),
+                             makespan_us=f.end_us.max() - f.start_us.min()))
+    pro = pd.DataFrame(rows).groupby(["case", "kv_format", "variant"], sort=False)[
+        ["q_ready_us", "first_tile_us", "makespan_us"]].median().reset_index()
+    k = cost.set_index(["case", "kv_format", "variant"])["kernel_off_median_us"]
+    pro["kernel_us"] = [k.get((c, f, v), np.nan) for c, f, v in zip(pro.case, pro.kv_format, pro.variant)]
+    pro["kernel"] = pro["variant"].str.split("_").str[0]
+    pro["source_csv"] = _rel(stamps_p)
+    return variant_ab(bench), pro
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
