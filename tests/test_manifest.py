@@ -358,3 +358,49 @@ def test_committed_plain_read_timeline_ends_together_where_the_decode_does_not()
     full = big[big["programs"] == 528]
     assert (full["kernel_us"] < full["decode_us"] * 0.95).all()
     assert measured.read_timeline_table({"stamps": "x", "cost": "y", "decode": "z"}) is None
+
+
+def test_committed_q_first_rows_are_round_52s_h100_rows():
+    """measured.q_first_run reads round 52's committed rows (an H100): every bench row checked; in both Q-first
+    files v158 is faster than v153 at bs4-kv1024 / bs64-kv1024 / bs256-kv1024 and v159 than v152 at bs4-kv8192 /
+    bs32-kv1024 / bs64-kv1024, each pair with the same rel_l2; v160 at or below v158 everywhere r52c ran; and the
+    timeline puts Q ready sooner for both new kernels at both shapes - the notes' and notebook 02's statements."""
+    from mla.analysis import measured
+
+    run = measured.q_first_run()
+    assert run is not None, "round 52's rows are committed under data/measured/h100/issue10/"
+    ab, pro = run
+    assert set(ab["device"]) == {"NVIDIA H100 80GB HBM3"} and ab["same_rel_l2"].all()
+    qf = ab[ab.source_csv.str.contains("qfirst")]
+    assert qf.source_csv.nunique() == 2
+    for (base, new), cases in ((("v153", "v158"), ("bs4-kv1024", "bs64-kv1024", "bs256-kv1024")),
+                               (("v152", "v159"), ("bs4-kv8192", "bs32-kv1024", "bs64-kv1024"))):
+        rows = qf[(qf.base == base) & (qf.new == new) & qf.case.str.split("-q1").str[0].isin(cases)]
+        assert len(rows) == 6 and (rows.ratio < 0.99).all(), rows[["case", "ratio"]]
+    c1 = ab[ab.new == "v160"]
+    assert len(c1) == 6 and (c1.ratio <= 1.0).all()
+    q = pro.set_index(["case", "kernel"])["q_ready_us"]
+    for case in ("bs4-kv1024-q1-h16", "bs32-kv1024-q1-h16"):
+        assert q[(case, "v158")] < q[(case, "v153")] - 1.0 and q[(case, "v159")] < q[(case, "v152")]
+    assert measured.q_first_run({"bench": ["missing.csv"], "stamps": "x", "cost": "y"}) is None
+
+
+def test_variant_ab_pairs_rows_of_one_file_only_and_skips_failed_checks():
+    """measured.variant_ab: a pair is formed inside one source file (never across runs), from its checked rows,
+    averaged over the rounds; a file with only one side of a pair gives nothing for it."""
+    import pandas as pd
+
+    from mla.analysis import measured
+
+    def row(src, v, us, ok=True, l2=1e-3):
+        return dict(source_csv=src, case="c", kv_format="fp8", variant=f"{v}_n64", status="ok", check_ok=ok,
+                    kernel_median_us=us, fresh_median_us=us + 1, rel_l2_fmt=l2, device="d")
+
+    df = pd.DataFrame([row("a", "v1", 10.0), row("a", "v2", 8.0), row("a", "v2", 9.0), row("a", "v1", 99.0, ok=False),
+                       row("b", "v1", 50.0), row("c", "v2", 1.0, l2=2e-3), row("c", "v1", 2.0)])
+    t = measured.variant_ab(df, pairs=(("v1", "v2"),))
+    assert list(t.source_csv) == ["a", "c"]
+    a = t.iloc[0]
+    assert (a.base_us, a.new_us, a.rounds) == (10.0, 8.5, 1) and abs(a.ratio - 0.85) < 1e-12 and a.same_rel_l2
+    assert not t.iloc[1].same_rel_l2
+    assert measured.variant_ab(df, pairs=(("v1", "v2"),), mode="fresh").iloc[0].new_us == 9.5
