@@ -5,8 +5,10 @@
 # copies. v158 / v159 (v153 / v152 + gluon_q_first) issue Q's loads, then the tile's copies, then quantize Q
 # (test_offline_sm90_sass_of_q_first_asks_for_q_then_the_tile_then_quantizes).
 #   r52a  GPU tests of v158 / v159 (the generation-3 gates, uniform ranges with garbage indptrs); kernel + fresh mode
-#         at the short shapes and bs256-kv1024, v153 / v158 (fp8) and v152 / v159 (MXFP4) at the default split
-#         counts, two rounds in opposite order; the timeline of all four at bs4-kv1024 and bs32-kv1024
+#         at the short shapes and bs256-kv1024, v153 / v158 (fp8) and v152 / v159 (MXFP4) at the bench's split count
+#         for a named kernel (two programs an SM; the default call lowers it to one an SM at bs4-kv8192, bs32-kv1024
+#         and fp8's bs64-kv1024 - noticed after the run), two rounds in opposite order; the timeline of all four at
+#         bs4-kv1024 and bs32-kv1024 (the same counts)
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r52.sh r52a (writes $OUT/*)
 # Predicted before r52a (2026-12-06 ~08:30 UTC, offline; nothing of v158 / v159 has run on a GPU), on an H100
 # (kernel mode, against v153 / v152 in the same run):
@@ -17,6 +19,10 @@
 #   - rel_l2 identical to v153 / v152 (the same arithmetic: Q + 0 from shared memory)
 #   On an H200 the same signs (its DRAM latency is similar; its bandwidth higher, so the fp8 tile ahead of Q costs
 #   less): fp8 -0.2..-0.8 us
+# Measured (r52a 07:50-07:57 UTC device clock, an H100; docs/notes-triton.md "Round 52"): fp8 -10.4 / +0.5 / -2.8 /
+#   -5.2 / -2.0% at bs4-kv1024 / bs4-kv8192 / bs32-kv1024 / bs64-kv1024 / bs256-kv1024, MXFP4 +0.6 / -9.2 / -9.8 /
+#   -7.0 / -1.4%; fp8 Q ready 3.36 -> 2.07 us at bs4-kv1024; the same rel_l2 (met or beaten except fp8 bs4-kv8192,
+#   MXFP4 bs4-kv1024 and fp8 bs256-kv1024, which gained more than the +-1% predicted)
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r52a | r52b | r52c | r52d}"

@@ -133,7 +133,9 @@ def test_split_table_agrees_with_the_plans_recorded_num_splits(rows):
     assert d is not None and len(d) == 24
     for _, r in d.iterrows():
         used = json.loads(r.plan_config)["num_splits"]
-        assert measured.heuristic_splits(r.case, r.variant, r.kv_format) == used, (r.case, r.kv_format, r.variant)
+        # (the rows ran their kernel as the default call's: campaign 23's v153 / v152 are no longer today's default)
+        got = measured.heuristic_splits(r.case, r.variant, r.kv_format, default_call=True)
+        assert got == used, (r.case, r.kv_format, r.variant)
     # and the table of today's defaults gives what a plan of today's defaults picks
     from mla.kernels.triton import TritonDecodePlan
 
@@ -383,6 +385,23 @@ def test_committed_q_first_rows_are_round_52s_h100_rows():
     for case in ("bs4-kv1024-q1-h16", "bs32-kv1024-q1-h16"):
         assert q[(case, "v158")] < q[(case, "v153")] - 1.0 and q[(case, "v159")] < q[(case, "v152")]
     assert measured.q_first_run({"bench": ["missing.csv"], "stamps": "x", "cost": "y"}) is None
+
+
+def test_q_first_at_the_default_split_counts_across_sessions():
+    """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
+    split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the
+    five shapes where it is the default's, MXFP4's slower at bs4-kv1024 - the notes' table."""
+    from mla.analysis import measured
+
+    t = measured.q_first_default_splits()
+    assert t is not None and len(t) == 16
+    control = t[~t.changed]
+    assert len(control) == 5 and ((control.ratio - 1).abs() < 0.03).all()
+    fp8 = t[t.changed & (t.kv_format == "fp8")]
+    assert len(fp8) == 6 and (fp8[fp8.case != "bs256-kv8192-q1-h16"].ratio < 0.95).all()
+    mx = t[t.changed & (t.kv_format == "mxfp4")].set_index("case").ratio
+    assert mx["bs4-kv1024-q1-h16"] > 1.0 and mx["bs64-kv1024-q1-h16"] < 0.95
+    assert measured.q_first_default_splits({"new": "missing.csv", "old": "x"}) is None
 
 
 def test_variant_ab_pairs_rows_of_one_file_only_and_skips_failed_checks():

@@ -504,6 +504,36 @@ def variant_ab(bench: pd.DataFrame, pairs=Q_FIRST_PAIRS, mode: str = "kernel") -
     return pd.DataFrame(out)
 
 
+Q_FIRST_DEFAULT = {"new": "measured/h100/campaign24-triton.csv",  # the default call with v158 / v159 (r52b)
+                   "old": "measured/h100/issue10/timeline-cost-write-r50a.csv"}  # its plan with v153 / v152 (r50a)
+
+
+def q_first_default_splits(run: Mapping | None = None) -> pd.DataFrame | None:
+    """Round 52's kernels at the default call's own split counts, which its A/Bs did not run: campaign 24 (the
+    default call with v158 / v159, kernel mode) against round 50's timeline cost rows (the default call's plan with
+    v153 / v152, ``kernel_off_median_us``: kernel mode, instrument off, behind the same write flush). Two sessions
+    on two H100 units three to four hours apart: the rows whose kernel did not change (v149 / v143) are the
+    control for what moved between them (``changed`` False). One row per (case, format) with the same split count
+    in both; only checked rows."""
+    run = Q_FIRST_DEFAULT if run is None else run
+    new_p, old_p = DATA / run["new"], DATA / run["old"]
+    if not (new_p.exists() and old_p.exists()):
+        return None
+    new = pd.read_csv(new_p)
+    new = new[(new["status"] == "ok") & new["check_ok"].astype(bool) & (new["kv_format"] != "bf16")].copy()
+    new["num_splits"] = [json.loads(c).get("num_splits") for c in new["plan_config"]]
+    old = pd.read_csv(old_p)
+    old = old[(old["status"].fillna("ok") == "ok") & old["check_off"].astype(bool)]
+    m = new.merge(old, on=["case", "kv_format", "num_splits"], suffixes=("", "_old"))
+    out = pd.DataFrame({"case": m["case"], "kv_format": m["kv_format"], "num_splits": m["num_splits"],
+                        "old": m["variant_old"].str.split("_").str[0], "new": m["variant"].str.split("_").str[0],
+                        "old_us": m["kernel_off_median_us"].astype(float), "new_us": m["kernel_median_us"]})
+    out["ratio"] = out.new_us / out.old_us
+    out["changed"] = out.old != out.new
+    out["source_csv"] = _rel(new_p) + " / " + _rel(old_p)
+    return out.reset_index(drop=True)
+
+
 def q_first_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(A/B, prologue) of round 52: :func:`variant_ab` over its three bench files, and per timeline run (case,
     format, kernel) the median program's Q-ready and first-tile-ready times after its start and the launch's
@@ -669,12 +699,16 @@ def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, f
 
 
 # --- split-K helpers ---------------------------------------------------------------------------
-def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132) -> int | None:
+def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132, *,
+                     default_call: bool = False) -> int | None:
     """The num_splits the Triton plan resolves for this case (H200: 132 SMs): the backend's own
     ``choose_num_splits`` with the variant's minimum split length (shorter for tile-reduce
     variants) and its head grouping for this format, as ``TritonDecodePlan`` calls it. A warp-specialized
     variant (gluon_ws) records its partials, two per program: twice the programs' split count, which the
-    default call takes from ``ws_num_splits`` (one program per SM) when it swaps that kernel in."""
+    default call takes from ``ws_num_splits`` (one program per SM) when it swaps that kernel in.
+    default_call: the row ran ``variant`` as the default call's kernel (its plan applied the default call's
+    short-program rule), as a leaderboard run's default rows did even where today's default is another kernel;
+    otherwise the rule applies to today's default only (``is_hopper_default``), as a plan of today's code does."""
     try:
         from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
                                              heads_per_program, one_per_sm_splits, ws_num_splits)
@@ -690,7 +724,7 @@ def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sm
     if getattr(v, "gluon_ws", 0):
         return 2 * ws_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
     splits = choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n, min_tokens)
-    if is_hopper_default(v.name, kv_format):  # the default call's short-program rule (launch.one_per_sm_splits)
+    if default_call or is_hopper_default(v.name, kv_format):  # the default call's short-program rule
         splits = one_per_sm_splits(kv_format, splits, c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n)
     return splits
 

@@ -189,19 +189,20 @@ if gl is not None:
         return gl.load(ptr, mask=row_ok[:, None], other=0.0).to(gl.float32)
 
     @gluon.jit
-    def _load_q_chunks(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R: gl.constexpr, ROWS: gl.constexpr,
-                       HEADS_PER_PROG: gl.constexpr, layout: gl.constexpr):
+    def _load_q_chunks(q_ptr, q_start, head_group, stq, sth, R: gl.constexpr, ROWS: gl.constexpr, HPP: gl.constexpr,
+                       layout: gl.constexpr):
         """This program's Q rows as 9 register chunks of [R, 64] fp32 (dims 64 c .. 64 c + 63): one load of Q,
-        placed where the caller wants its requests issued (Q_FIRST: before the first KV copies)."""
-        return (_load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 0, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 64, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 128, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 192, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 256, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 320, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 384, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 448, 64, R, ROWS, HEADS_PER_PROG, layout),
-                _load_q_rows(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, 512, 64, R, ROWS, HEADS_PER_PROG, layout))
+        placed where the caller wants its requests issued (Q_FIRST: before the first KV copies). stq / sth: Q's
+        token and head strides, HPP: heads per program."""
+        return (_load_q_rows(q_ptr, q_start, head_group, stq, sth, 0, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 64, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 128, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 192, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 256, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 320, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 384, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 448, 64, R, ROWS, HPP, layout),
+                _load_q_rows(q_ptr, q_start, head_group, stq, sth, 512, 64, R, ROWS, HPP, layout))
 
     @gluon.jit
     def _plus_chunks(qs, z):
@@ -1201,7 +1202,7 @@ if gl is not None:
         else:
             p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
-        if Q_FIRST:  # (v158 / v159) Q's loads ask first: 18 KB that the first tile's copies would otherwise queue ahead of
+        if Q_FIRST:  # (v158 / v159) Q's loads ask first: its 18 KB would otherwise queue behind the first tile's copies
             qs = _load_q_chunks(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
             q_lo.store(gl.zeros([R, 64], gl.float8e4nv, layout=q_blk))  # read back below the copies (_plus_chunks)
             _cta_barrier()  # a compiler fence: the loads stay above the copies (a barrier does not wait for them)

@@ -66,8 +66,8 @@ class Variant:
     gluon_kv_first: bool = False  # gluon (one warpgroup): the KV range and the first tiles' copies pinned before Q's loads
     gluon_uniform_ranges: bool = False  # gluon (one warpgroup): a uniform batch's Q / KV ranges from the launch's arguments, no indptr loads
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
-    gluon_q_first: bool = False  # gluon (one warpgroup): Q's loads issued before the first tiles' copies, its quantization after
-    gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope), no barriers between chunks
+    gluon_q_first: bool = False  # gluon (one warpgroup): Q's loads before the first tiles' copies, its quantization after
+    gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope): no barriers between
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -723,12 +723,15 @@ EXACT_MXFP4_VARIANT = "v1_n32_w4_s2"
 # v152 against v117 at bs4-kv1024 / bs32-kv1024 / bs4-kv8192 / bs64-kv1024 / bs256-kv1024: 12.02 / 18.45 / 21.01 /
 # 26.90 / 63.47 vs 12.85 / 19.17 / 21.14 / 27.06 / 63.49 us (kernel); fp8 v153 (the same + its scale loaded first)
 # against v141: 12.06 / 17.81 / 20.02 / 25.15 / 57.26 vs 12.26 / 18.10 / 20.46 / 25.39 / 57.22. So v153 / v152
-# round 52 (H100, data/measured/h100/issue10/qfirst-r52a.csv, two rounds in opposite order, the default split counts,
-# same rel_l2): Q's loads before the first tile's copies. fp8 v158 against v153 at bs4-kv1024 / bs4-kv8192 / bs32-kv1024
-# / bs64-kv1024 / bs256-kv1024: -10.4 / +0.5 / -2.8 / -5.2 / -2.0% (kernel); MXFP4 v159 against v152: +0.6 / -9.2 /
-# -9.8 / -7.0 / -1.4%. The same code runs on the H200 (the mechanism, 37 KB of tile queued ahead of Q, is the
-# memory system's, not the card's). r52c (issue10/cpone-r52c.csv, two rounds): fp8 v160 (v158 + the tile as two
-# copies) against v158 -0.1 / -0.9 / -0.5 / -0.6 / -1.0% at those shapes and -1.2% (-5.2 us) at bs256-kv8192
+# round 52 (H100, data/measured/h100/issue10/qfirst-r52a.csv, two rounds in opposite order, same rel_l2; the bench's
+# split count for a named kernel, two programs an SM): Q's loads before the first tile's copies. fp8 v158 against
+# v153 at bs4-kv1024 / bs4-kv8192 / bs32-kv1024 / bs64-kv1024 / bs256-kv1024: -10.4 / +0.5 / -2.8 / -5.2 / -2.0%
+# (kernel); MXFP4 v159 against v152: +0.6 / -9.2 / -9.8 / -7.0 / -1.4%. At the default call's own counts (one program
+# an SM at bs4-kv8192, bs32-kv1024, fp8 bs64-kv1024) only across sessions (measured.q_first_default_splits): fp8
+# -6..-10% on every short shape, MXFP4 within the sessions' drift except bs64-kv1024 (-7%) and bs4-kv1024 (+3%).
+# The same code runs on the H200 (the mechanism, 37 KB of tile queued ahead of Q, is the memory system's, not the
+# card's). r52c (issue10/cpone-r52c.csv, two rounds): fp8 v160 (v158 + the tile as two copies) against v158 -0.1 /
+# -0.9 / -0.5 / -0.6 / -1.0% at those shapes and -1.2% (-5.2 us) at bs256-kv8192
 HOPPER_DEFAULT = {"fp8": "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1",
                   "mxfp4": "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf"}
 # A ragged batch gains nothing from UNIFORM_RANGES (the plan passes 0: its indptrs are loaded), and the default
