@@ -63,7 +63,8 @@ r52b)
   # -0.3..-1.0 us at bs4-kv1024 / bs64-kv1024, MXFP4 -1..-2 us at bs4-kv8192 / bs32-kv1024 / bs64-kv1024, and the
   # best-format geomean (kernel) 42.8 -> 41.5-42.3 us against campaign 23 (the bs4 / bs32-kv1024 / bs64-kv1024 rows
   # drop 3-8%, the rest unchanged)
-  # NO_FI=1: Triton only (the tracked tree, 52 MB, and the FlashInfer bundle, 16 MB, no longer fit one call's 64 MiB)
+  # NO_FI=1: Triton only (at 2012b8f the tracked tree, 52 MB, and the FlashInfer bundle, 16 MB, did not fit one call's
+  # 64 MiB; the ncu pages gzipped after it bring the two to 59.8 MiB)
   if [ "${NO_FI:-0}" = 1 ]; then session_campaign 24 250 triton; else install_flashinfer; session_campaign 24 250 flashinfer triton; fi
   tail -14 "$OUT/campaign24.log"
   S=$OUT/qfirst-r52b.csv
