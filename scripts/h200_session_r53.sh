@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Round 53 (prepared 2026-12-06 ~08:40 UTC, offline; not run): round 52's defaults (fp8 v160, MXFP4 v159; measured on
+# H100s only) on the device the tool gives - the H200 is the project's timing device.
+#   r53a  campaign 26: FlashInfer and the default call on the 8 leaderboard shapes (the FlashInfer bundle fits again:
+#         the tree + .carry/fi = 59.8 MiB), then the same-run A/B round 52 lacked: v153 / v160 and v152 / v159 at the
+#         default call's own split counts (one program an SM) where its A/Bs ran two an SM, two rounds in opposite
+#         order, kernel + fresh
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r53.sh r53a   (carry [".carry/fi"])
+# Predicted (on an H200; kernel mode): campaign 26's best-format geomean 41.0-42.3 us against campaign 23's 42.8 (fp8
+#   -5..-10% at bs4-kv1024 / bs32-kv1024 / bs64-kv1024 / bs4-kv8192 where fp8 is the best format, -1..-3% at
+#   bs256-kv1024 / bs256-kv8192; the warp-specialized rows unchanged within 1%); the A/B: fp8 v160 -5..-10% at
+#   bs4-kv8192 (32 splits), bs32-kv1024 (4), bs64-kv1024 (2); MXFP4 v159 within +-2% at bs4-kv8192 / bs32-kv1024
+#   (one program an SM: its tile competes with no second program's). On an H100 the same as campaign 24 within 1%.
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r53a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r53
+V153=v153_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf
+V160=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
+V152=v152_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur
+V159=v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
+case $PART in
+r53a)
+  if [ "${NO_FI:-0}" = 1 ]; then session_campaign 26 250 triton; else install_flashinfer; session_campaign 26 250 flashinfer triton; fi
+  tail -14 "$OUT/campaign26.log"
+  S=$OUT/qfirst-default-r53a.csv
+  for r in 1 2; do
+    o8=$V153,$V160; o4=$V152,$V159; [ $r = 2 ] && o8=$V160,$V153 && o4=$V159,$V152
+    for cs in bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:2; do
+      step "fp8-${cs%%-q1*}-$r" 40 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$o8 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+    for cs in bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4; do
+      step "mxfp4-${cs%%-q1*}-$r" 40 $B --kv-format mxfp4 --cases ${cs%%:*} --sweep variant=$o4 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+  done
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r53a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
