@@ -1229,7 +1229,7 @@ if gl is not None:
         if KV_FIRST or Q_FIRST:  # pin the order: the compiler may sink the copies above (and the KV range's loads
             # they need) below Q's loads and quantization (triton 3.9: v141 and v117; 3.6: v117 only); a barrier is a
             # memory fence for the compiler. KV_FIRST measured no faster on the H200 (round 39); Q_FIRST (Q's loads
-            # above, its quantization below) measured -2..-10% at the short shapes on an H100 (round 52)
+            # above, its quantization below) measured up to 10% faster at the short shapes on an H100 (round 52)
             _cta_barrier()
         # -- Q: fp8 hi + lo, one scale per row, once per program -----------------------------------
         if Q_FIRST:
