@@ -11,6 +11,16 @@
 #   bs256-kv1024 / bs256-kv8192; the warp-specialized rows unchanged within 1%); the A/B: fp8 v160 -5..-10% at
 #   bs4-kv8192 (32 splits), bs32-kv1024 (4), bs64-kv1024 (2); MXFP4 v159 within +-2% at bs4-kv8192 / bs32-kv1024
 #   (one program an SM: its tile competes with no second program's). On an H100 the same as campaign 24 within 1%.
+# r53a ran on an H100 (commit 9f8fc96, 09:44-09:50 UTC): data/measured/h100/campaign26-*.csv,
+#   data/measured/h100/issue10/qfirst-default-r53a.csv.
+#   r53b  a deeper ring at the short programs (variants v161-v165: v160 with 3 / 4 / 5 stages, v159 with 3 / 5) against
+#         v160 / v159 at the default call's split counts, two rounds in opposite order, kernel + fresh; their GPU tests
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r53.sh r53b
+# Predicted (r53b, kernel mode): fp8 at 4 tiles a program, one program an SM (bs4-kv8192 / 32 splits, bs32-kv1024 / 4):
+#   v162 / v163 -3..-7% against v160, v161 -1..-4% (round 48's ~2.1 us a tile after the first against ~1.5 at the read
+#   rate); bs64-kv1024 / 2 (8 tiles) -2..-5%; bs4-kv1024 / 16 (one tile a program: nothing to run ahead) within +-1%.
+#   MXFP4 v164 -1..-3% and v165 -2..-5% at bs4-kv8192 / 32 and bs32-kv1024 / 4; at bs64-kv1024 / 4 (two programs an SM
+#   at 2 or 3 stages) v165 (150 KB: one an SM) +5..+10%.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r53a}"
@@ -38,6 +48,28 @@ r53a)
   done
   show "$S"
   ;;
-*) echo "unknown part $PART (r53a)" >&2; exit 2 ;;
+r53b)
+  V161=v161_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
+  V162=v162_n64_w4_s4_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
+  V163=v163_n64_w4_s5_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
+  V164=v164_n64_w4_s3_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf
+  V165=v165_n64_w4_s5_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf
+  S=$OUT/stages-r53b.csv
+  for r in 1 2; do
+    o8=$V160,$V161,$V162,$V163; o4=$V159,$V164,$V165; [ $r = 2 ] && o8=$V163,$V162,$V161,$V160 && o4=$V165,$V164,$V159
+    for cs in bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:2 bs4-kv1024-q1-h16:16; do
+      step "fp8-${cs%%-q1*}-$r" 60 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$o8 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+    for cs in bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:4; do
+      step "mxfp4-${cs%%-q1*}-$r" 50 $B --kv-format mxfp4 --cases ${cs%%:*} --sweep variant=$o4 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+  done
+  show "$S"
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "(v161 or v162 or v163 or v164 or v165) and not offline" \
+    -rfE --junitxml="$OUT/pytest-r53b.xml"
+  ;;
+*) echo "unknown part $PART (r53a, r53b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

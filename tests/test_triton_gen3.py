@@ -305,7 +305,7 @@ TWO_WG = [n for n in GEN3 if VARIANTS[n].gluon_warpgroups == 2]
 def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     """MXFP4: QK^T still e4m3 QGMMA from the (decoded) shared-memory tile, PV fp16 HGMMA on register
     A operands; the decode is the table lookup (PRMT), 16-byte shared loads and stores, no spills, and
-    two CTAs per SM fit in shared memory."""
+    two CTAs per SM fit in shared memory (one for a 5-stage ring)."""
     k, sass = _sass(variant)
     pv = "QGMMA.64x16x32.F32.E4M3.E4M3" if VARIANTS[variant].gluon_pv_fp8 else "HGMMA.64x16x16.F32"
     assert "QGMMA.64x32x32.F32.E4M3.E4M3" in sass and pv in sass
@@ -321,7 +321,9 @@ def test_offline_sm90_sass_of_the_mxfp4_kernel(variant):
     local = [i for f in sass_functions(sass).values() for i in f
              if loop.start_addr <= i.addr <= loop.end_addr and i.op.split(".")[0] in ("STL", "LDL")]
     assert len(local) <= 24, len(local)
-    assert 2 * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
+    # (v165's 5-stage ring is for one program an SM, the short programs' split counts: one CTA must fit)
+    ctas = 1 if VARIANTS[variant].num_stages >= 5 else 2
+    assert ctas * (k.metadata["shared"] + 1024) <= 228 * 1024, k.metadata["shared"]
 
 
 def test_v116_loads_are_the_layout_the_bank_model_calls_conflict_free():

@@ -683,6 +683,19 @@ VARIANTS["v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1"] = _plus(
     "v158 with each fp8 tile's cp.async as two copies (latent, rope) instead of nine: no barrier between them",
     gluon_cp_one=True)
 
+# round 53: a deeper ring for the short programs. Where the default call runs one program an SM (bs4-kv8192,
+# bs32-kv1024, fp8 bs64-kv1024: 4-8 tiles a program) the 2-stage ring has one tile in flight while one is consumed:
+# round 48's timeline at bs4-kv8192 spent ~2.1 us a tile after the first, where the grid's 4.7 MB a tile-wave takes
+# ~1.5 us at the read rate. One program an SM has the shared memory for 3-5 stages (37 KB an fp8 tile, 18 KB packed
+# MXFP4). Prediction in scripts/h200_session_r53.sh (r53b)
+for _base, _stem, _fmt in (("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1", "gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1",
+                            "fp8"),
+                           ("v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "mxfp4")):
+    for _num, _stages in ((("v161", 3), ("v162", 4), ("v163", 5)) if _fmt == "fp8" else (("v164", 3), ("v165", 5))):
+        _name = f"{_num}_n64_w4_s{_stages}_{_stem}"
+        VARIANTS[_name] = _plus(_base, _name, f"{_base.split('_')[0]} with a {_stages}-stage ring ({_stages - 1} tiles "
+                                f"in flight ahead of the one consumed)", num_stages=_stages)
+
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
     "fp8": "v75_n64_w4_s3_sab_pvs_c2",  # generation 2: bs256-kv8192 1083 (v35) -> 489 us (gen2/)
