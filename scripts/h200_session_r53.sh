@@ -70,6 +70,33 @@ r53b)
   step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "(v161 or v162 or v163 or v164 or v165) and not offline" \
     -rfE --junitxml="$OUT/pytest-r53b.xml"
   ;;
-*) echo "unknown part $PART (r53a, r53b)" >&2; exit 2 ;;
+r53c)
+  # r53b: every deeper ring slower (fp8 +1..+4% at one tile a program, +4..+14% at 4-8; MXFP4 +7..+50%). Reading to
+  # test: the grid reads at the full rate from the start, so more tiles in flight share it and the first lands later,
+  # and the tiles' compute bunches up after the last byte. Predicted: v163's first tile ready 2-3 us later than
+  # v160's at bs32-kv1024 / 4 and bs4-kv8192 / 32, its loop end no sooner. Then the default kernels' split counts
+  # around the rule's at the four short shapes (one round): predicted the rule's count fastest or within 2%
+  mkdir -p "$OUT/timeline-r53c"
+  for v in $V160 v163_n64_w4_s5_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1; do
+    for cs in bs32-kv1024-q1-h16:4 bs4-kv8192-q1-h16:32; do
+      step "timeline-${v%%_*}-${cs%%-q1*}" 60 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r53c/${v%%_*}-${cs%%-q1*}" \
+        --formats fp8 --cases ${cs%%:*} --variant $v --num-splits ${cs#*:} --repeats 4 --seconds 0.4
+    done
+  done
+  cat "$OUT"/timeline-r53c/*/timeline.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r53c/timeline.csv"
+  cat "$OUT"/timeline-r53c/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r53c/timeline-cost.csv"
+  STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r53c/timeline.csv" \
+    --cost "$OUT/timeline-r53c/timeline-cost.csv"
+  tar czf "$OUT/timeline-r53c.tgz" -C "$OUT" timeline-r53c && rm -rf "$OUT/timeline-r53c"
+  S=$OUT/splits-r53c.csv
+  for cs in bs4-kv1024-q1-h16:8,16,32 bs4-kv8192-q1-h16:16,32,64 bs32-kv1024-q1-h16:2,4,8 bs64-kv1024-q1-h16:1,2,4; do
+    step "fp8-${cs%%-q1*}" 50 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$V160 --sweep num_splits=${cs#*:} \
+      --out $S --append
+    step "mxfp4-${cs%%-q1*}" 50 $B --kv-format mxfp4 --cases ${cs%%:*} --sweep variant=$V159 --sweep num_splits=${cs#*:} \
+      --out $S --append
+  done
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r53a, r53b, r53c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
