@@ -97,6 +97,50 @@ r53c)
   done
   show "$S"
   ;;
-*) echo "unknown part $PART (r53a, r53b, r53c)" >&2; exit 2 ;;
+r53d)
+  # r53c's timeline + the SASS: fence_async_shared() is MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, and the MEMBAR waits for
+  # the thread's outstanding cp.async, so v160 waits at tile j's fence for tile j + 1's copies it has just issued.
+  # v166 / v167 issue them below that fence (PV's fence, later in the iteration, waits for them instead); v168 loads
+  # the fp8 tiles by TMA on an mbarrier a stage (no fence waits for a load), v169 = v168 with 3 stages.
+  # Predicted (kernel mode, against v160 / v159 at the default call's split counts):
+  #   v166: bs4-kv1024 (one tile a program) within +-1%; bs4-kv8192 / bs32-kv1024 (4 tiles) -5..-10%; bs64-kv1024
+  #     (8 tiles) -8..-15%; bs256-kv1024 / bs256-kv8192 (two programs an SM, each hiding the other's waits) -1..-5%.
+  #   v168: bs4-kv1024 within +-2%; 4 tiles -8..-15%; 8 tiles -10..-20%; bs256 -2..-6%. v169 against v168: -0..-5% at
+  #     4-8 tiles, slower at bs256 (132 KB: one program an SM).
+  #   MXFP4 v167 (the decode is most of a tile's time): -2..-6% at 4-8 tiles, within +-1% at one tile.
+  #   The timeline: v168's per-tile time at bs32-kv1024 / bs64-kv1024 under v160's 2.2 us (r53c), near 1.5.
+  V166=v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il
+  V167=v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il
+  V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
+  V169=v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
+  S=$OUT/fence-r53d.csv
+  for r in 1 2; do
+    o8=$V160,$V166,$V168,$V169; [ $r = 2 ] && o8=$V169,$V168,$V166,$V160
+    shapes="bs4-kv1024-q1-h16:16 bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:2 bs256-kv1024-q1-h16:1"
+    [ $r = 1 ] && shapes="$shapes bs256-kv8192-q1-h16:1"
+    for cs in $shapes; do
+      step "fp8-${cs%%-q1*}-$r" 50 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$o8 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+  done
+  for cs in bs4-kv1024-q1-h16:16 bs4-kv8192-q1-h16:32 bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:4 bs256-kv1024-q1-h16:1; do
+    step "mxfp4-${cs%%-q1*}" 40 $B --kv-format mxfp4 --cases ${cs%%:*} --sweep variant=$V159,$V167 \
+      --sweep num_splits=${cs#*:} --out $S --append
+  done
+  show "$S"
+  mkdir -p "$OUT/timeline-r53d"
+  for cs in bs32-kv1024-q1-h16:4 bs64-kv1024-q1-h16:2; do
+    step "timeline-v168-${cs%%-q1*}" 40 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r53d/v168-${cs%%-q1*}" \
+      --formats fp8 --cases ${cs%%:*} --variant $V168 --num-splits ${cs#*:} --repeats 4 --seconds 0.4
+  done
+  cat "$OUT"/timeline-r53d/*/timeline.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r53d/timeline.csv"
+  cat "$OUT"/timeline-r53d/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r53d/timeline-cost.csv"
+  STEP_MARGIN=0 step summary 20 python3 -m mla timeline "$OUT/timeline-r53d/timeline.csv" \
+    --cost "$OUT/timeline-r53d/timeline-cost.csv"
+  tar czf "$OUT/timeline-r53d.tgz" -C "$OUT" timeline-r53d && rm -rf "$OUT/timeline-r53d"
+  STEP_MARGIN=0 step tests 110 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py \
+    -k "(v166 or v167 or v168 or v169) and not offline" -rfE --junitxml="$OUT/pytest-r53d.xml"
+  ;;
+*) echo "unknown part $PART (r53a, r53b, r53c, r53d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

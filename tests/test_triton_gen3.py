@@ -11,6 +11,7 @@ rel_l2 < 1e-2 against the fp64 reference and the leaderboard rule.
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import re
@@ -771,6 +772,42 @@ def test_offline_sm90_sass_of_cp_one_drops_the_barriers_between_a_tiles_copies()
         assert new["BAR"] <= old["BAR"] - 6, (new["BAR"], old["BAR"])
     else:
         assert new["BAR"] <= old["BAR"], (new["BAR"], old["BAR"])
+
+
+def _loop_body(variant, num_splits=16):
+    """The hottest loop's instructions (isa.SassInstruction: addr, op, ...) of a variant compiled offline."""
+    from mla.analysis.isa import sass_functions, sass_hottest_loop
+
+    sass = _sass(variant, num_splits)[1]
+    loop = sass_hottest_loop(sass)
+    return [i for f in sass_functions(sass).values() for i in sorted(f, key=lambda i: i.addr)
+            if loop.start_addr <= i.addr <= loop.end_addr]
+
+
+@pytest.mark.parametrize("variant, base", [("v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il",
+                                            "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1")])
+def test_offline_sm90_sass_of_issue_late_copies_below_the_fence(variant, base):
+    """ISSUE_LATE (round 53): fence_async_shared() is MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, and the MEMBAR waits for
+    the thread's cp.async in flight. v160's loop issues the next tile's copies before tile j's fence (so the fence
+    waits for them); v166's issues them after it and before QK's first QGMMA, as many copies."""
+    def order(v):
+        body = _loop_body(v)
+        first = lambda name: next(k for k, i in enumerate(body) if i.op.startswith(name))  # noqa: E731
+        return first("MEMBAR"), first("LDGSTS"), first("QGMMA"), sum(i.op.startswith("LDGSTS") for i in body)
+
+    m, c, q, n = order(variant)
+    assert m < c < q, (m, c, q)
+    m0, c0, q0, n0 = order(base)
+    assert c0 < m0 < q0 and n == n0, (m0, c0, q0, n, n0)
+
+
+def test_offline_sm90_sass_of_kv_tma_waits_on_a_barrier_not_on_copies():
+    """KV_TMA (v168): the loop loads tiles with UTMALDG (nine a tile) and waits on the stage's mbarrier; no cp.async,
+    so the MEMBARs left in it (PV's proxy fence; the zeroing of a partial last tile's rows) wait for no load."""
+    body = _loop_body("v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt")
+    ops = [i.op.split(".")[0] for i in body]
+    assert "LDGSTS" not in ops and ops.count("UTMALDG") == 9, collections.Counter(ops)
+    assert any(i.op.startswith("SYNCS.PHASECHK") for i in body)
 
 
 UNIFORM = {"v151_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm",

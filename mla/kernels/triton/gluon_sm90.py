@@ -334,6 +334,26 @@ if gl is not None:
         _cp_async(k_smem[1].index(stage), kv_ptr + row_r[:, None] + col[None, :], mask=(pos_r < end)[:, None])
         async_copy.commit_group()
 
+    @gluon.jit
+    def _issue_tile_tma(kv_desc, kv_start, n0, end, stage, k_smem, kbar):
+        """KV_TMA (v168): one fp8 tile as nine TMA loads ([64 t, 64 B] boxes: the 8 latent chunks, the rope) on the
+        stage's barrier, which counts their bytes; none for a tile past the program's range (n0 >= end). Rows past
+        `end` inside it are other tokens' (or the TMA unit's zeros past the cache): the loop zeroes them."""
+        has = n0 < end
+        bar = kbar.index(stage)
+        mbarrier.expect(bar, 64 * 576, pred=has)
+        for c in gl.static_range(9):
+            _tma_load(kv_desc, [kv_start + n0, 64 * c], bar, _chunk(k_smem, stage, c), pred=has)
+
+    @gluon.jit
+    def _issue_next_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N: gl.constexpr,
+                         layout: gl.constexpr, ROW_PERM: gl.constexpr, CP_ONE: gl.constexpr):
+        """The loop's fp8 tile issue: two copies (CP_ONE) or nine."""
+        if CP_ONE:
+            _issue_tile_one(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N, layout, ROW_PERM)
+        else:
+            _issue_tile(kv_ptr, kv_start, n0, end, stride_kv_tok, stage, k_smem, BLOCK_N, layout, ROW_PERM)
+
     # -- MXFP4 (KV_FORMAT 2) -------------------------------------------------------------------
     # One packed byte holds two E2M1 codes (even element low). With the block's E8M0 byte e, d = e - 127,
     # every e2m1 value x 2**d is a normal e4m3 value while 0.5 * 2**d >= 2**-6 and 6 * 2**d <= 448, i.e.
@@ -979,7 +999,7 @@ if gl is not None:
         q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr,
         part_o_ptr, part_lse_ptr, out_ptr,
         stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, stride_o_tok, stride_o_head,
-        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, uniform_kv_len, timeline_ptr,
+        sm_scale, num_splits, work_ptr, counter_ptr, chunk_tokens, uniform_kv_len, kv_desc, timeline_ptr,
         NUM_HEADS: gl.constexpr, Q_SEQ_LEN: gl.constexpr, HEADS_PER_PROG: gl.constexpr,
         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, SINGLE_PASS: gl.constexpr, KV_FORMAT: gl.constexpr,
         STAGES: gl.constexpr = 3, V_SLOTS: gl.constexpr = 8, QK_PAIRS: gl.constexpr = False,
@@ -994,7 +1014,8 @@ if gl is not None:
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
         SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False, Q_FIRST: gl.constexpr = False,
-        CP_ONE: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        CP_ONE: gl.constexpr = False, ISSUE_LATE: gl.constexpr = False, KV_TMA: gl.constexpr = False,
+        num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
         one-launch reduce, see _merge_if_last), work_ptr / chunk_tokens with WORK_LIST (generation 1's
@@ -1031,6 +1052,11 @@ if gl is not None:
         gl.static_assert(not (Q_FIRST and KV_FIRST), "Q_FIRST and KV_FIRST pin opposite orders")
         gl.static_assert(not Q_FIRST or QK_PAIRS, "Q_FIRST holds its zeros in QK_PAIRS' [R, 64] scratch (q_lo)")
         gl.static_assert(not CP_ONE or KV_FORMAT == 1, "CP_ONE: fp8's tile copies")
+        gl.static_assert(not ISSUE_LATE or (STAGES == 2 and PV_REG),
+                         "ISSUE_LATE: the next tile's copies after this tile's fence, PV's fence waits for them")
+        gl.static_assert(not KV_TMA or (KV_FORMAT == 1 and not ROW_PERM and not WORK_LIST and not ISSUE_LATE and PV_REG
+                                        and BLOCK_N == 64 and WARPGROUPS == 1),
+                         "KV_TMA: fp8 tiles by TMA into the one-warpgroup kernel's ring (tokens in order, uniform splits)")
         gl.static_assert(num_warps == 4 * WARPGROUPS, "num_warps = 4 x WARPGROUPS")
         gl.static_assert(WARPGROUPS == 1 or (WG2 and PV_FP8 and V_CF and QK_CAT and PV_PROMOTE == 1 and LAZY_SUM
                                              and not LAZY_RESCALE and BLOCK_M == 16),
@@ -1204,6 +1230,12 @@ if gl is not None:
         else:
             p_smem = gl.allocate_shared_memory(gl.float16, [BLOCK_N, R], p_sl)
 
+        if KV_TMA:  # (v168 / v169) one barrier a stage, completed by the tile's TMA bytes
+            kbar = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+            for i in gl.static_range(STAGES):
+                mbarrier.init(kbar.index(i), count=1)
+            fence_async_shared()  # the barriers' init before the TMA unit uses them (nothing is in flight yet)
+            _cta_barrier()
         if Q_FIRST:  # (v158 / v159) Q's loads ask first: its 18 KB would otherwise queue behind the first tile's copies
             qs = _load_q_chunks(q_ptr, q_start, head_group, stride_q_tok, stride_q_head, R, ROWS, HEADS_PER_PROG, q_blk)
             q_lo.store(gl.zeros([R, 64], gl.float8e4nv, layout=q_blk))  # read back below the copies (_plus_chunks)
@@ -1213,6 +1245,8 @@ if gl is not None:
             if KV_FORMAT == 2:
                 _issue_mx_tile(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, mx_lat, mx_rope, BLOCK_N,
                                mx_copy, rope_blk, ROW_PERM)
+            elif KV_TMA:
+                _issue_tile_tma(kv_desc, kv_start, start + i * BLOCK_N, end, i, k_smem, kbar)
             else:
                 if CP_ONE:
                     _issue_tile_one(kv_ptr, kv_start, start + i * BLOCK_N, end, stride_kv_tok, i, k_smem, BLOCK_N,
@@ -1299,13 +1333,14 @@ if gl is not None:
             # the tile STAGES - 1 ahead goes into the stage every warp finished reading last
             # iteration (its QK MMAs were waited for and its V loads precede that iteration's barrier)
             if KV_FORMAT == 2:
-                _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                               (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM)
+                if not ISSUE_LATE:
+                    _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                   (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM)
                 sc_lat_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 16, 0, BLOCK_N,
                                               gl.SliceLayout(2, dec_lat), ROW_PERM)
                 sc_rope_next = _load_mx_scales(kv_aux_ptr, kv_start, n0 + BLOCK_N, end, stride_sc_tok, 2, 16, BLOCK_N,
                                                gl.SliceLayout(2, dec_rope), ROW_PERM)
-                async_copy.wait_group(STAGES - 1)
+                async_copy.wait_group(STAGES - 2 if ISSUE_LATE else STAGES - 1)
                 _cta_barrier()  # tile j's packed bytes are in; every warp is done with the last K tile
                 _mx_decode_tile(mx_lat, mx_rope, stage, sc_lat, sc_rope, k_smem, dec_lat, dec_rope, dec_lat_2d, ROW_PERM,
                                 MX_LUT2)
@@ -1313,17 +1348,32 @@ if gl is not None:
                 sc_rope = sc_rope_next
                 fence_async_shared()
                 _cta_barrier()  # the decoded K tile, visible to the MMAs and to every warp's V loads
+                if ISSUE_LATE:  # (v166 / v167) below the fence: its MEMBAR.ALL.CTA waits for this thread's cp.async too
+                    _issue_mx_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                   (j + STAGES - 1) % STAGES, mx_lat, mx_rope, BLOCK_N, mx_copy, rope_blk, ROW_PERM)
                 kst = 0
+            elif KV_TMA:
+                # the stage of tile j - 1: every warp passed PV's fence and barrier after reading it (QK waited, V in
+                # registers); TMA writes in the async proxy, so no proxy fence (and no MEMBAR) waits for them here
+                _issue_tile_tma(kv_desc, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, (j + STAGES - 1) % STAGES, k_smem,
+                                kbar)
+                mbarrier.wait(kbar.index(stage), (j // STAGES) & 1)
+                lim = end - n0
+                if lim < BLOCK_N:  # (at most once a program) rows past the range hold other tokens: zero, as cp.async
+                    _ws_zero_rows_from(k_smem[0], k_smem[1], stage, lim)
+                    fence_async_shared()  # the zeros (generic stores) before the wgmma reads
+                    _cta_barrier()
+                kst = stage
             else:
-                if CP_ONE:
-                    _issue_tile_one(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                                    (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
-                else:
-                    _issue_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
-                                (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM)
-                async_copy.wait_group(STAGES - 1)  # this thread's copies of tile j have landed
+                if not ISSUE_LATE:
+                    _issue_next_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                     (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM, CP_ONE)
+                async_copy.wait_group(STAGES - 2 if ISSUE_LATE else STAGES - 1)  # this thread's copies of tile j
                 fence_async_shared()
                 _cta_barrier()  # ... and everyone's
+                if ISSUE_LATE:  # (v166) below the fence: its MEMBAR.ALL.CTA would wait for these copies too (round 53)
+                    _issue_next_tile(kv_ptr, kv_start, n0 + (STAGES - 1) * BLOCK_N, end, stride_kv_tok,
+                                     (j + STAGES - 1) % STAGES, k_smem, BLOCK_N, cp_blk, ROW_PERM, CP_ONE)
                 kst = stage
             _timeline_mark(TIMELINE, timeline_ptr, 2, 7, j == 0)  # the first tile ready
             s_hi, s_lo = _qk_issue(k_smem, kst, q_hi, q_lo, zero_s, zero_s2, QK_PAIRS)
@@ -2249,7 +2299,8 @@ if gl is not None:
         MX_LUT2: gl.constexpr = False, V_LDSM: gl.constexpr = False, EPI_DIRECT: gl.constexpr = False,
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
-        Q_FIRST: gl.constexpr = False, CP_ONE: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        Q_FIRST: gl.constexpr = False, CP_ONE: gl.constexpr = False, ISSUE_LATE: gl.constexpr = False,
+        KV_TMA: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
         of e4m3 tiles), or fp8 (KV_FORMAT 1, v149+: a one-warp loader TMA-loads the tiles into that ring); the
@@ -2257,8 +2308,9 @@ if gl is not None:
         otherwise), or for fp8 the cache's one descriptor and None. num_splits counts partials: two per program
         (grid splits = num_splits / 2). The variant constexprs it does not implement must be v116's choices."""
         FP8_WS: gl.constexpr = KV_FORMAT == 1  # v149+: a TMA loader feeds the consumers the fp8 tiles themselves
-        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST and not Q_FIRST and not CP_ONE,
-                         "UNIFORM_RANGES, SCALE_FIRST, Q_FIRST, CP_ONE: the one-warpgroup kernel's")
+        gl.static_assert(not UNIFORM_RANGES and not SCALE_FIRST and not Q_FIRST and not CP_ONE and not ISSUE_LATE
+                         and not KV_TMA, "UNIFORM_RANGES, SCALE_FIRST, Q_FIRST, CP_ONE, ISSUE_LATE, KV_TMA: the "
+                         "one-warpgroup kernel's")
         gl.static_assert(KV_FORMAT == 2 or (WS_TMA and WS_LOADER and WS_DECODERS == 0 and EPI_DIRECT),
                          "the warp-specialized fp8 kernel is v143's consumers fed by a one-warp TMA loader")
         gl.static_assert(not FP8_WS or (not WS_HALVES and not EARLY_TMA and not MX_LUT2),

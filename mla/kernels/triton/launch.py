@@ -563,6 +563,9 @@ class TritonDecodePlan:
         if self.variant.gluon_ws and (self.fused_reduce or self.balanced):
             raise ValueError(f"variant {self.variant.name!r} (warp-specialized) writes two partials per program for "
                              "the tile reduce: fused_reduce / balanced are not implemented for it")
+        if self.variant.gluon_kv_tma and self.balanced:
+            raise ValueError(f"variant {self.variant.name!r} loads tiles by TMA in token order over uniform splits: "
+                             "balanced=True (the work list) is not implemented for it")
         if timeline and self.variant.family != "gluon":
             raise ValueError(f"timeline=True (the program timeline) is implemented in the generation-3 kernels "
                              f"(gluon_sm90.py); variant {self.variant.name!r} is family {self.variant.family!r}")
@@ -772,6 +775,9 @@ class TritonDecodePlan:
         args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
         if self.variant.family == "gluon" and not self.variant.gluon_ws:  # + a uniform batch's KV length (or 0)
             args += (self.uniform_kv_len,)
+        if self.variant.family == "gluon" and not self.variant.gluon_ws and not self.variant.gluon_steal:
+            # + the fp8 cache's TMA descriptor (KV_TMA, v168+) or None
+            args += (self._tma_descriptors(kv, stride_kv)[0] if self.variant.gluon_kv_tma else None,)
         if self.variant.gluon_steal:  # + the words and partial slots of work stealing, the batch (owners' rows)
             args += (self.steal_words, self.steal_part, self.batch_size)
         if self.variant.gluon_ws:  # + the cache's TMA descriptors (WS_TMA) or None
@@ -781,8 +787,8 @@ class TritonDecodePlan:
         return args
 
     def _tma_descriptors(self, kv, stride_kv) -> tuple:
-        """WS_TMA's descriptors - the packed MXFP4 cache's two, or the fp8 cache's one and None (v149) - rebuilt
-        only when the cache's address or shape changes."""
+        """WS_TMA's descriptors - the packed MXFP4 cache's two, or the fp8 cache's one and None (v149, and KV_TMA's
+        v168+) - rebuilt only when the cache's address or shape changes."""
         key = (kv.data_ptr(), kv.shape[0], stride_kv)
         if getattr(self, "_tma_key", None) != key:
             build = ws_fp8_tma_descriptors if self.kv_format == "fp8" else ws_tma_descriptors

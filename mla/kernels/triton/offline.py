@@ -133,6 +133,12 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         signature = dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if not v.gluon_ws:  # (the one-warpgroup kernel's uniform_kv_len: UNIFORM_RANGES reads it)
             signature["uniform_kv_len"] = "i32"
+        if not v.gluon_ws and not v.gluon_steal:  # the fp8 cache's TMA descriptor (KV_TMA, v168+) or None
+            from .gluon_sm90 import ws_tma_signature
+            if v.gluon_kv_tma:
+                signature["kv_desc"] = ws_tma_signature("fp8")["lat_desc"]
+            else:
+                constexprs.update(kv_desc=None)
         if v.gluon_steal:  # v154 (gluon_steal.py): the words, the partial slots, the owners' batch
             from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
             fn = mla_decode_gluon_sm90_steal_kernel

@@ -68,6 +68,8 @@ class Variant:
     gluon_scale_first: bool = False  # gluon (one warpgroup, fp8): the per-tensor KV scale loaded at the program's start
     gluon_q_first: bool = False  # gluon (one warpgroup): Q's loads before the first tiles' copies, its quantization after
     gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope): no barriers between
+    gluon_issue_late: bool = False  # gluon (one warpgroup): the next tile's cp.async below this tile's proxy fence
+    gluon_kv_tma: bool = False  # gluon (one warpgroup, fp8): the tiles by TMA on a barrier a stage instead of cp.async
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -695,6 +697,29 @@ for _base, _stem, _fmt in (("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c
         _name = f"{_num}_n64_w4_s{_stages}_{_stem}"
         VARIANTS[_name] = _plus(_base, _name, f"{_base.split('_')[0]} with a {_stages}-stage ring ({_stages - 1} tiles "
                                 f"in flight ahead of the one consumed)", num_stages=_stages)
+# round 53 (r53b / r53c, H100): every deeper ring was slower, and the timeline of v163 (5 stages) put Q ready at 7.5 us,
+# when all four tiles had landed, though Q's loads were asked for first. The SASS shows why: fence_async_shared()
+# (before QK's wgmma, for the tile's cp.async data, and before PV's, for P^T's stores) is MEMBAR.ALL.CTA +
+# FENCE.VIEW.ASYNC.S, and the MEMBAR waits for this thread's outstanding cp.async, the ones just issued included. So
+# v160's loop issues tile j + 1 and then waits for it at tile j's fence: no load overlaps compute. v166 / v167 issue
+# tile j + 1 below tile j's fence (after the barrier that ends every warp's reading of its stage); PV's fence then
+# waits for it, so the load overlaps QK and the softmax. Prediction in scripts/h200_session_r53.sh (r53d)
+VARIANTS["v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il"] = _plus(
+    "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1", "v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il",
+    "v160 with the next tile's copies issued below this tile's proxy fence (whose MEMBAR waits for cp.async)",
+    gluon_issue_late=True)
+VARIANTS["v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il"] = _plus(
+    "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il",
+    "v159 with the next packed tile's copies issued below the decoded tile's proxy fence", gluon_issue_late=True)
+# v168 / v169: the fp8 tiles by TMA (async proxy, completion on an mbarrier a stage), so no proxy fence waits for a load
+# in flight and the ring overlaps whole tiles; v169 with 3 stages (2 tiles ahead), which cp.async's fences made useless
+VARIANTS["v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
+    "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf", "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt",
+    "v158 with each tile as nine TMA loads on a barrier a stage (no cp.async: no proxy fence waits for a load)",
+    gluon_kv_tma=True)
+VARIANTS["v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
+    "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt", "v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt",
+    "v168 with a 3-stage ring (2 tiles ahead)", num_stages=3)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
@@ -842,7 +867,8 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_v_ldsm": "V_LDSM", "gluon_epi_direct": "EPI_DIRECT",
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
                     "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST",
-                    "gluon_q_first": "Q_FIRST", "gluon_cp_one": "CP_ONE"}
+                    "gluon_q_first": "Q_FIRST", "gluon_cp_one": "CP_ONE", "gluon_issue_late": "ISSUE_LATE",
+                    "gluon_kv_tma": "KV_TMA"}
 
 
 # the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)
