@@ -11,6 +11,8 @@
 #   bs256-kv1024 / bs256-kv8192; the warp-specialized rows unchanged within 1%); the A/B: fp8 v160 -5..-10% at
 #   bs4-kv8192 (32 splits), bs32-kv1024 (4), bs64-kv1024 (2); MXFP4 v159 within +-2% at bs4-kv8192 / bs32-kv1024
 #   (one program an SM: its tile competes with no second program's). On an H100 the same as campaign 24 within 1%.
+# Measured (r53a, H100): fp8 -5.6 / -8.2 / -6.6%, MXFP4 -1.3 / -1.3%; campaign 26 44.36 us (kernel). r53b (deeper
+#   rings): slower everywhere (+2..+49%), the prediction missed by sign; r53c: the default split counts held
 # r53a ran on an H100 (commit 9f8fc96, 09:44-09:50 UTC): data/measured/h100/campaign26-*.csv,
 #   data/measured/h100/issue10/qfirst-default-r53a.csv.
 #   r53b  a deeper ring at the short programs (variants v161-v165: v160 with 3 / 4 / 5 stages, v159 with 3 / 5) against
@@ -109,6 +111,8 @@ r53d)
   #     4-8 tiles, slower at bs256 (132 KB: one program an SM).
   #   MXFP4 v167 (the decode is most of a tile's time): -2..-6% at 4-8 tiles, within +-1% at one tile.
   #   The timeline: v168's per-tile time at bs32-kv1024 / bs64-kv1024 under v160's 2.2 us (r53c), near 1.5.
+  # Measured (H100): v166 +2..+7% at one to eight tiles; v168 -1.6..-2.9% at 4-8 tiles, +8% at one, its time a tile
+  #   unchanged (2.1-2.2 us); v169 -3.7% at bs256-kv8192 (one round). Missed: docs/notes-triton.md, "Round 53"
   V166=v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il
   V167=v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il
   V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt

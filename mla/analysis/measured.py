@@ -566,6 +566,46 @@ def q_first_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
     return variant_ab(bench), pro
 
 
+ROUND53_RUN = {  # round 53 (docs/notes-triton.md, "Round 53"): same-run A/Bs at the default call's split counts (H100)
+    "bench": ["measured/h100/issue10/qfirst-default-r53a.csv",  # v153 / v160, v152 / v159 (round 52's open A/B)
+              "measured/h100/issue10/stages-r53b.csv",  # 3 / 4 / 5-stage rings: v161-v163 (fp8), v164 / v165 (MXFP4)
+              "measured/h100/issue10/fence-r53d.csv"],  # ISSUE_LATE (v166 / v167), KV_TMA (v168, v169 with 3 stages)
+    "timelines": [("measured/h100/issue10/timeline-r53c.csv.gz", "measured/h100/issue10/timeline-cost-r53c.csv"),
+                  ("measured/h100/issue10/timeline-r53d.csv.gz", "measured/h100/issue10/timeline-cost-r53d.csv")]}
+ROUND53_PAIRS = (("v153", "v160"), ("v152", "v159"), ("v160", "v161"), ("v160", "v162"), ("v160", "v163"),
+                 ("v159", "v164"), ("v159", "v165"), ("v160", "v166"), ("v159", "v167"), ("v160", "v168"),
+                 ("v160", "v169"), ("v168", "v169"))
+ROUND53_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r53.sh r53a; ... r53b; ... r53c; ... r53d "
+               "(on a GPU)",
+               "python -m mla timeline data/measured/h100/issue10/timeline-r53c.csv.gz "
+               "--cost data/measured/h100/issue10/timeline-cost-r53c.csv"]
+
+
+def round53_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(A/B, phases) of round 53: :func:`variant_ab` over its bench files (``mode`` "kernel" or "fresh"), each pair
+    within one file, and :func:`mla.analysis.timeline.summary_table` of its two timeline runs (v160 / v163 at
+    bs32-kv1024 / 4 splits and bs4-kv8192 / 32, v168 at bs32-kv1024 / 4 and bs64-kv1024 / 2: one program an SM, 4-8
+    tiles each) with each row's kernel-mode time. ``run`` maps "bench" (a list) / "timelines" (a list of (stamps,
+    cost)) to paths under data/ (default :data:`ROUND53_RUN`); None when a file is missing."""
+    from .timeline import load_timeline_csv, summary_table
+
+    run = ROUND53_RUN if run is None else run
+    benches = [DATA / p for p in run["bench"]]
+    tls = [(DATA / a, DATA / b) for a, b in run["timelines"]]
+    if not all(p.exists() for p in [*benches, *(p for t in tls for p in t)]):
+        return None
+    bench = pd.concat([pd.read_csv(p).assign(source_csv=_rel(p)) for p in benches], ignore_index=True)
+    phases = []
+    for stamps_p, cost_p in tls:
+        cost = pd.read_csv(cost_p)
+        kern = {(r.case, r.variant, r.kv_format): float(r.kernel_off_median_us) for r in cost.itertuples()}
+        t = summary_table(load_timeline_csv(stamps_p), kern)
+        phases.append(t.assign(kernel=t["variant"].str.split("_").str[0], source_csv=_rel(stamps_p)))
+    cols = ["case", "kv_format", "kernel", "programs", "median_prologue_us", "median_first_wait_us",
+            "median_per_tile_us", "makespan_us", "kernel_us", "source_csv"]
+    return variant_ab(bench, pairs=ROUND53_PAIRS, mode=mode), pd.concat(phases, ignore_index=True)[cols]
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same

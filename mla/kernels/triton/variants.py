@@ -689,7 +689,9 @@ VARIANTS["v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1"] = _plus(
 # bs32-kv1024, fp8 bs64-kv1024: 4-8 tiles a program) the 2-stage ring has one tile in flight while one is consumed:
 # round 48's timeline at bs4-kv8192 spent ~2.1 us a tile after the first, where the grid's 4.7 MB a tile-wave takes
 # ~1.5 us at the read rate. One program an SM has the shared memory for 3-5 stages (37 KB an fp8 tile, 18 KB packed
-# MXFP4). Prediction in scripts/h200_session_r53.sh (r53b)
+# MXFP4). Prediction in scripts/h200_session_r53.sh (r53b). Measured (H100, issue10/stages-r53b.csv, two rounds at the
+# default counts): slower everywhere, fp8 +2..+4% at one tile a program and +4..+14% at 4-8, MXFP4 +7..+49%; the
+# four tiles land together late and their compute follows the last byte (timeline-r53c)
 for _base, _stem, _fmt in (("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1", "gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1",
                             "fp8"),
                            ("v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "mxfp4")):
@@ -703,7 +705,9 @@ for _base, _stem, _fmt in (("v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c
 # FENCE.VIEW.ASYNC.S, and the MEMBAR waits for this thread's outstanding cp.async, the ones just issued included. So
 # v160's loop issues tile j + 1 and then waits for it at tile j's fence: no load overlaps compute. v166 / v167 issue
 # tile j + 1 below tile j's fence (after the barrier that ends every warp's reading of its stage); PV's fence then
-# waits for it, so the load overlaps QK and the softmax. Prediction in scripts/h200_session_r53.sh (r53d)
+# waits for it, so the load overlaps QK and the softmax. Prediction in scripts/h200_session_r53.sh (r53d). Measured
+# (H100, issue10/fence-r53d.csv, two rounds): v166 +2..+7% at one to eight tiles, -2.1% at bs256-kv1024 / -kv8192;
+# MXFP4 v167 -0.2..-1.4% at 4+ tiles, +1.6% at one (one round). Not defaults
 VARIANTS["v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il"] = _plus(
     "v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1", "v166_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1_il",
     "v160 with the next tile's copies issued below this tile's proxy fence (whose MEMBAR waits for cp.async)",
@@ -712,7 +716,10 @@ VARIANTS["v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il"] = _plus(
     "v159_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf", "v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il",
     "v159 with the next packed tile's copies issued below the decoded tile's proxy fence", gluon_issue_late=True)
 # v168 / v169: the fp8 tiles by TMA (async proxy, completion on an mbarrier a stage), so no proxy fence waits for a load
-# in flight and the ring overlaps whole tiles; v169 with 3 stages (2 tiles ahead), which cp.async's fences made useless
+# in flight and the ring overlaps whole tiles; v169 with 3 stages (2 tiles ahead), which cp.async's fences made useless.
+# Measured (fence-r53d.csv): v168 -1.6..-2.9% at 4-8 tiles (fresh -1.4..+0.3%), +8% at one tile, -1.3% at
+# bs256-kv1024, -2.6% at bs256-kv8192 (one round); v169 -3.7% there, slower at the short shapes. Its timeline keeps
+# v160's ~2.2 us a tile: the fence was not what bound the short programs. Not defaults (docs/notes-triton.md, Round 53)
 VARIANTS["v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
     "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf", "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt",
     "v158 with each tile as nine TMA loads on a barrier a stage (no cp.async: no proxy fence waits for a load)",
