@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Round 54 (prepared 2026-12-06 ~10:50 UTC, offline; not run): what round 53 left open, on the device the tool gives.
+#   r54a  campaign 27 (the default call with fp8 v160 / MXFP4 v159, FlashInfer beside it), then the TMA-tile kernels
+#         where round 53 saw them gain, the long programs: v160 / v168 / v169 at bs256-kv8192 and bs256-kv1024 (one
+#         split, the default's count) and bs64-kv8192 (v149's shape: the one-warpgroup kernels at 2 splits for
+#         comparison), two rounds in opposite order, kernel + fresh
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r54.sh r54a   (carry [".carry/fi"])
+# Predicted (kernel mode): on an H200, campaign 27's best-format geomean 41.0-42.3 us against campaign 23's 42.8
+#   (round 52's kernels, H100 ratios); v168 -1..-3% and v169 -2..-4% against v160 at bs256-kv8192, v168 -0..-2% at
+#   bs256-kv1024, v169 +1..+3% there (132 KB: one program an SM). On an H100: round 53's r53d within 1%.
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r54a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r54
+V160=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
+V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
+V169=v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
+case $PART in
+r54a)
+  if [ "${NO_FI:-0}" = 1 ]; then session_campaign 27 250 triton; else install_flashinfer; session_campaign 27 250 flashinfer triton; fi
+  tail -14 "$OUT/campaign27.log"
+  S=$OUT/tma-long-r54a.csv
+  for r in 1 2; do
+    o8=$V160,$V168,$V169; [ $r = 2 ] && o8=$V169,$V168,$V160
+    for cs in bs256-kv8192-q1-h16:1 bs256-kv1024-q1-h16:1 bs64-kv8192-q1-h16:2; do
+      step "fp8-${cs%%-q1*}-$r" 60 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$o8 --sweep num_splits=${cs#*:} \
+        --out $S --append
+    done
+  done
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r54a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
