@@ -7,7 +7,9 @@
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r54.sh r54a   (carry [".carry/fi"])
 # Predicted (kernel mode): on an H200, campaign 27's best-format geomean 41.0-42.3 us against campaign 23's 42.8
 #   (round 52's kernels, H100 ratios); v168 -1..-3% and v169 -2..-4% against v160 at bs256-kv8192, v168 -0..-2% at
-#   bs256-kv1024, v169 +1..+3% there (132 KB: one program an SM). On an H100: round 53's r53d within 1%.
+#   bs256-kv1024, v169 +1..+3% there (132 KB: one program an SM). On an H100: round 53's r53d / r53e within 1%
+#   (r53e: v169 -4.9%, v168 -3.4% at bs256-kv8192). Adopt v169 for uniform fp8 programs of >= 64 tiles at one split
+#   if it holds >= 2% under v160 in both rounds, then rerun the campaign with it.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r54a}"

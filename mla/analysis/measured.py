@@ -569,14 +569,16 @@ def q_first_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
 ROUND53_RUN = {  # round 53 (docs/notes-triton.md, "Round 53"): same-run A/Bs at the default call's split counts (H100)
     "bench": ["measured/h100/issue10/qfirst-default-r53a.csv",  # v153 / v160, v152 / v159 (round 52's open A/B)
               "measured/h100/issue10/stages-r53b.csv",  # 3 / 4 / 5-stage rings: v161-v163 (fp8), v164 / v165 (MXFP4)
-              "measured/h100/issue10/fence-r53d.csv"],  # ISSUE_LATE (v166 / v167), KV_TMA (v168, v169 with 3 stages)
+              "measured/h100/issue10/fence-r53d.csv",  # ISSUE_LATE (v166 / v167), KV_TMA (v168, v169 with 3 stages)
+              "measured/h100/issue10/tma-long-r53e.csv",  # v160 / v168 / v169 at bs256, the second round
+              "measured/h100/issue10/ws-vs-tma-r53f.csv"],  # v149 (the fp8 warp-specialized kernel) / v169, bs256-kv8192
     "timelines": [("measured/h100/issue10/timeline-r53c.csv.gz", "measured/h100/issue10/timeline-cost-r53c.csv"),
                   ("measured/h100/issue10/timeline-r53d.csv.gz", "measured/h100/issue10/timeline-cost-r53d.csv")]}
 ROUND53_PAIRS = (("v153", "v160"), ("v152", "v159"), ("v160", "v161"), ("v160", "v162"), ("v160", "v163"),
                  ("v159", "v164"), ("v159", "v165"), ("v160", "v166"), ("v159", "v167"), ("v160", "v168"),
-                 ("v160", "v169"), ("v168", "v169"))
-ROUND53_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r53.sh r53a; ... r53b; ... r53c; ... r53d "
-               "(on a GPU)",
+                 ("v160", "v169"), ("v168", "v169"), ("v149", "v169"))
+ROUND53_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r53.sh r53a; ... r53b; ... r53c; ... r53d; "
+               "... r53e (on a GPU)",
                "python -m mla timeline data/measured/h100/issue10/timeline-r53c.csv.gz "
                "--cost data/measured/h100/issue10/timeline-cost-r53c.csv"]
 

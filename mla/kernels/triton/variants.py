@@ -719,7 +719,9 @@ VARIANTS["v167_n64_w4_s2_gl_mx_rp_ls_p8_qc_pp_cf_ur_qf_il"] = _plus(
 # in flight and the ring overlaps whole tiles; v169 with 3 stages (2 tiles ahead), which cp.async's fences made useless.
 # Measured (fence-r53d.csv): v168 -1.6..-2.9% at 4-8 tiles (fresh -1.4..+0.3%), +8% at one tile, -1.3% at
 # bs256-kv1024, -2.6% at bs256-kv8192 (one round); v169 -3.7% there, slower at the short shapes. Its timeline keeps
-# v160's ~2.2 us a tile: the fence was not what bound the short programs. Not defaults (docs/notes-triton.md, Round 53)
+# v160's ~2.2 us a tile: the fence was not what bound the short programs. r53e / r53f (tma-long-r53e.csv,
+# ws-vs-tma-r53f.csv, two rounds each): at bs256-kv8192 v169 -4.9% against v160 and -5.3% against v149, v168 -3.4%.
+# Not defaults yet: no campaign has run them (docs/notes-triton.md, Round 53; scripts/h200_session_r54.sh)
 VARIANTS["v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
     "v158_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf", "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt",
     "v158 with each tile as nine TMA loads on a barrier a stage (no cp.async: no proxy fence waits for a load)",
