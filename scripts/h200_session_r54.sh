@@ -26,8 +26,11 @@ V169=v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
 case $PART in
 r54a)
-  if [ "${NO_FI:-0}" = 1 ]; then session_campaign 27 250 triton; else install_flashinfer; session_campaign 27 250 flashinfer triton; fi
-  tail -14 "$OUT/campaign27.log"
+  # on an H100 campaign 26 already ran these defaults (r53a): the campaign only where the GPU is another kind
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q "${SKIP_CAMPAIGN_ON:-H100}"; then
+    say "campaign 27 skipped on this GPU (campaign 26 ran the same defaults on an H100)"
+  elif [ "${NO_FI:-0}" = 1 ]; then session_campaign 27 250 triton; else install_flashinfer; session_campaign 27 250 flashinfer triton; fi
+  [ -f "$OUT/campaign27.log" ] && tail -14 "$OUT/campaign27.log"
   S=$OUT/tma-long-r54a.csv
   for r in 1 2; do
     for cs in bs256-kv8192-q1-h16:1:$V149,$V160,$V168,$V169 bs256-kv1024-q1-h16:1:$V160,$V168,$V169 \
