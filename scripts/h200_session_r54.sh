@@ -17,7 +17,7 @@
 #   the same >= 2% in both rounds against v149.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r54a}"
+session_begin "${1:?which part: r54a | r54b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r54
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 V160=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
@@ -42,6 +42,27 @@ r54a)
   done
   show "$S"
   ;;
-*) echo "unknown part $PART (r54a)" >&2; exit 2 ;;
+r54b)
+  # r54a (H100, 12:31 UTC) met the rule for v169 at 128 tiles (-4.9 / -4.6% against v160) and put v168 -10% / -6%
+  # under v149 at 32 / 64 tiles: the rule (variants.HOPPER_TMA_DEFAULT, launch.tma_default_variant) is adopted.
+  # Here: its GPU tests, the default call with and without it (kv_tma=None / False: round 53's default) at the
+  # shapes it changes, two rounds in opposite order, then campaign 27 with it, FlashInfer beside it.
+  # Predicted (kernel, H100): bs32-kv8192 -8..-11%, bs64-kv8192 -5..-7%, bs256-kv8192 -4..-5% against kv_tma=False;
+  # fresh the same within 1 point; campaign 27's best-format geomean ~1.5-2.5% under campaign 26's 44.36 us (the three
+  # shapes' logs: fp8 becomes bs32-kv8192's best format) on an H100; on an H200 ~41 us kernel if its ratios hold.
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py \
+    -k "tma_default or default_kernel_choice or default_fp8_call or kv_tma or ws_default or one_per_sm" \
+    --junitxml "$OUT/pytest-r54b.xml"
+  S=$OUT/tma-default-r54b.csv
+  for r in 1 2; do
+    o=None,False; [ $r = 2 ] && o=False,None
+    step "default-$r" 90 $B --kv-format fp8 --cases bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs256-kv8192-q1-h16 \
+      --sweep kv_tma=$o --out $S --append
+  done
+  show "$S"
+  if [ "${NO_FI:-0}" = 1 ]; then session_campaign 27 250 triton; else install_flashinfer; session_campaign 27 250 flashinfer triton; fi
+  [ -f "$OUT/campaign27.log" ] && tail -14 "$OUT/campaign27.log"
+  ;;
+*) echo "unknown part $PART (r54a | r54b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -1165,6 +1165,74 @@ def test_ws_default_takes_v149_for_fp8_in_one_wave():
     assert ws_default_choice("mxfp4", [8192] * 256, 1, 132, 64) == (HOPPER_WS_DEFAULT["mxfp4"], 1)
 
 
+def test_tma_default_takes_v168_from_32_tiles_and_v169_from_128():
+    """Round 54 (H100, data/measured/h100/issue10/tma-long-r54a.csv, two rounds in opposite order): the fp8 tiles by
+    TMA against the default's kernels at its split counts - v168 -10% against v149 at 32 tiles a program
+    (bs32-kv8192), -6% at 64 (bs64-kv8192); v169 -4.9 / -4.6% against v160 at 128 (bs256-kv8192), where v168 gained
+    -3.3%; at 16 tiles v168's -1.3..-2.0% and at 64 v169's +0.2..+0.4% were not taken. The rule: by KV tiles a
+    program at the split count already chosen, uniform fp8 batches only."""
+    from mla.kernels.triton.launch import tma_default_variant
+    from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
+
+    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
+    assert (VARIANTS[v168].gluon_kv_tma, VARIANTS[v168].num_stages) == (True, 2)
+    assert (VARIANTS[v169].gluon_kv_tma, VARIANTS[v169].num_stages) == (True, 3)
+
+    def tma(kv, splits, fmt="fp8", lens=None):
+        return tma_default_variant(fmt, lens or [kv] * 4, splits, 64)
+
+    assert tma(8192, 4) == v168 and tma(32 * 64, 1) == v168 and tma(8192, 2) == v168  # 32 / 32 / 64 tiles
+    assert tma(31 * 64, 1) is None and tma(1024, 1) is None and tma(8192, 8) is None  # 31 / 16 / 16 tiles
+    assert tma(31 * 64 + 1, 1) == v168  # a partial last tile counts: 32 tiles
+    assert tma(8192, 1) == v169 and tma(127 * 64 + 1, 1) == v169 and tma(127 * 64, 1) == v168  # 128 / 128 / 127
+    assert tma(8192, 1, "mxfp4") is None and tma(8192, 1, "bf16") is None  # fp8 only
+    assert tma(8192, 1, lens=[8192, 8192, 8192, 100]) is None  # ragged: the work list
+
+
+def test_default_kernel_choice_on_the_leaderboard_shapes():
+    """The default call's kernel swap (launch.default_kernel_choice, the rule TritonDecodePlan applies on sm90),
+    offline for a 132-SM GPU at the heuristic's split count: the fp8 TMA-tile kernels where round 54 measured them
+    faster, the same split counts as before; kv_tma=False is round 53's default (v149 in one wave, v160 else);
+    MXFP4 unchanged; a ragged batch never."""
+    from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, default_kernel_choice
+    from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT
+
+    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
+    v149, v143 = HOPPER_WS_DEFAULT["fp8"], HOPPER_WS_DEFAULT["mxfp4"]
+
+    def choice(fmt, bs, kv, **kw):
+        ns = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+        name, one_wg_splits, splits = default_kernel_choice(fmt, [kv] * bs, ns, True, 1, 132, 64, **kw)
+        return (name, splits) if name else (None, one_wg_splits)
+
+    assert choice("fp8", 4, 1024) == (None, 16) and choice("fp8", 4, 8192) == (None, 32)
+    assert choice("fp8", 32, 1024) == (None, 4) and choice("fp8", 64, 1024) == (None, 2)
+    assert choice("fp8", 256, 1024) == (None, 1)  # 16 tiles a program
+    assert choice("fp8", 32, 8192) == (v168, 4) and choice("fp8", 64, 8192) == (v168, 2)  # v149's one wave
+    assert choice("fp8", 256, 8192) == (v169, 1) and choice("fp8", 128, 8192) == (v169, 1)
+    assert choice("fp8", 32, 8192, kv_tma=False) == (v149, 4) and choice("fp8", 64, 8192, kv_tma=False) == (v149, 2)
+    assert choice("fp8", 256, 8192, kv_tma=False) == (None, 1)
+    # without the warp-specialized swap the TMA rule reads the one-warpgroup count: 4 splits of 32 tiles
+    assert choice("fp8", 64, 8192, warp_specialized=False) == (v168, 4)
+    assert choice("fp8", 64, 8192, warp_specialized=False, kv_tma=False) == (None, 4)
+    assert choice("mxfp4", 32, 8192) == (v143, 4) and choice("mxfp4", 256, 8192) == (v143, 1)
+    assert choice("mxfp4", 4, 8192) == (None, 32)
+    ragged = default_kernel_choice("fp8", [8192] * 63 + [8000], 4, True, 1, 132, 64, ragged=True)
+    assert ragged[0] is None
+    # splits given (not the heuristic's): the TMA rule by tiles at that count; fp8's warp-specialized rule never
+    assert default_kernel_choice("fp8", [8192] * 64, 2, False, 1, 132, 64) == (v168, 2, 2)
+    assert default_kernel_choice("fp8", [8192] * 64, 8, False, 1, 132, 64) == (None, 8, None)
+
+
+def test_kv_tma_takes_none_or_false():
+    data = mla.generate_input(2, 1, 64, seed=1)
+    with pytest.raises(ValueError, match="kv_tma"):
+        TritonDecodePlan(data, kv_format="fp8", kv_tma=True)
+    from mla.backends.triton_backend import CONFIG_KEYS
+
+    assert "kv_tma" in CONFIG_KEYS
+
+
 def test_warp_specialized_takes_none_or_false():
     data = mla.generate_input(2, 1, 64, seed=1)
     with pytest.raises(ValueError, match="warp_specialized"):
@@ -1175,19 +1243,26 @@ def test_warp_specialized_takes_none_or_false():
 
 
 @gpu
-def test_default_fp8_call_takes_v149_in_one_wave_and_its_control_v141():
-    """bs64-kv8192: the default takes v149 at 2 splits (128 programs, 4 partials), and is right;
-    warp_specialized=False keeps v141 at the default's own split count (one program per SM's 4 splits at
-    1024+ tokens: two per SM), and is right. bs256-kv8192 (two waves) keeps v141."""
+def test_default_fp8_call_takes_the_tma_tiles_on_long_programs_and_its_controls():
+    """bs64-kv8192: the default takes v168 (TMA tiles) at 2 splits (128 programs, 2 partials), and is right;
+    kv_tma=False is round 53's default, v149 at the same 2 splits (4 partials), right; with warp_specialized=False
+    too, v160 at the one-warpgroup count (4 splits at 1024+ tokens: two per SM), right. bs256-kv8192 takes v169 at one
+    split."""
+    from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
+
+    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
     data = mla.generate_input(64, 1, 8192, seed=11, device="cuda")
     plan = TritonDecodePlan(data, kv_format="fp8", graph=False)
-    assert plan.variant.name == "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed" and plan.num_splits == 2 * 2
+    assert plan.variant.name == v168 and plan.num_splits == 2 and plan.config["variant"] == v168
     _checked(data, plan.variant.name, plan=plan)
-    control = TritonDecodePlan(data, kv_format="fp8", graph=False, warp_specialized=False)
+    ws = TritonDecodePlan(data, kv_format="fp8", graph=False, kv_tma=False)
+    assert ws.variant.name == "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed" and ws.num_splits == 2 * 2
+    _checked(data, ws.variant.name, plan=ws)
+    control = TritonDecodePlan(data, kv_format="fp8", graph=False, warp_specialized=False, kv_tma=False)
     assert control.variant.name == HOPPER_DEFAULT["fp8"] and control.num_splits == 4
     _checked(data, control.variant.name, plan=control)
     big = TritonDecodePlan(mla.generate_input(256, 1, 8192, seed=12, device="cuda"), kv_format="fp8", graph=False)
-    assert big.variant.name == HOPPER_DEFAULT["fp8"] and big.num_splits == 1
+    assert big.variant.name == v169 and big.num_splits == 1  # (checked at this shape by every bench row of r53 / r54)
 
 
 def test_ws_default_needs_scale_rows_its_copies_can_read():

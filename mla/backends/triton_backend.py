@@ -22,6 +22,9 @@ Config keys (all optional):
                warpgroup generation-3 kernels only); None: the variant's choice (v147 / v148 take it)
   warp_specialized  None (default): the default call swaps in the warp-specialized kernel where the rule says
                (launch.ws_default_choice: MXFP4 v143 and fp8 v149 on long programs); False: never (the control)
+  kv_tma       None (default): a uniform fp8 batch's default call takes the kernels that load its tiles by TMA
+               by KV tiles a program (launch.tma_default_variant: v168 from 32, v169 from 128; round 54);
+               False: never (the control: round 53's default, v149 / v160)
   timeline     True: an instrument, generation-3 kernels only - every program stamps five events (%globaltimer,
                %clock64) and its SM into ``plan.kernel_plan.timeline``, one int64 row per program
                (mla.analysis.timeline reads it; scripts/probes/timeline_probe.py runs it); False (default)
@@ -43,7 +46,7 @@ from .. import problem as P
 from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
-               "coop_merge", "warp_specialized", "timeline", "steal_helpers")
+               "coop_merge", "warp_specialized", "kv_tma", "timeline", "steal_helpers")
 
 
 @dataclass

@@ -41,8 +41,8 @@ from .direct import DirectLaunch, install_tensordesc_encode_cache
 from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
 from .steal_protocol import check_plan as check_steal_plan
 from .swapab import mla_decode_swapab_kernel
-from .variants import (GEN2_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE, MXFP4_E4M3_EXACT,
-                       MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
+from .variants import (GEN2_DEFAULT, HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE,
+                       MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
                        gluon_launch_options, is_hopper_default)
 
 TMA_ENCODE_CACHED = install_tensordesc_encode_cache()  # before any launcher is built (direct.py)
@@ -202,6 +202,17 @@ def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -
     return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
 
 
+def tma_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -> str | None:
+    """The fp8 TMA-tile kernel the default call takes for a uniform batch at the split count already chosen, or None:
+    the first HOPPER_TMA_DEFAULT entry whose minimum KV tiles a program this batch's programs reach (round 54;
+    variants.py). Ragged batches keep the work list (the TMA kernels refuse it)."""
+    lens = [int(n) for n in kv_lens]
+    if kv_format not in HOPPER_TMA_DEFAULT or len(set(lens)) > 1 or num_splits < 1:
+        return None
+    tiles = -(-(-(-lens[0] // num_splits)) // block_n)
+    return next((name for min_tiles, name in HOPPER_TMA_DEFAULT[kv_format] if tiles >= min_tiles), None)
+
+
 def ws_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int) -> int:
     """KV splits per batch element for the warp-specialized kernel: one program per SM (never a second wave
     of these 16-warp programs), each >= one tile, at most MAX_SPLITS partials (two per program). r35 split
@@ -274,6 +285,33 @@ def ws_default_choice(kv_format: str, kv_lens, num_head_groups: int, num_sms: in
         return None, None  # a second wave of one-CTA programs (variants.HOPPER_WS_ONE_WAVE)
     name = ws_default_variant(kv_format, lens, splits, block_n)
     return (name, splits) if name else (None, None)
+
+
+def default_kernel_choice(kv_format: str, kv_lens, num_splits: int, splits_by_heuristic: bool, num_head_groups: int,
+                          num_sms: int, block_n: int, *, ragged: bool = False, warp_specialized: bool | None = None,
+                          kv_tma: bool | None = None) -> tuple:
+    """The default call's kernel swap on sm90, given the one-warpgroup default's split count ``num_splits``:
+    ``(variant to swap in or None, the one-warpgroup default's split count, the swapped-in kernel's split count)``.
+    With the splits by the heuristic: short programs one per SM (one_per_sm_splits), the warp-specialized kernel at
+    its own count (ws_default_choice); with splits given: the warp-specialized kernel by program length
+    (ws_default_variant; not for HOPPER_WS_ONE_WAVE's formats). Then, for a uniform fp8 batch, the TMA-tile kernel
+    by tiles a program at the count chosen so far (tma_default_variant, round 54). ``warp_specialized=False`` /
+    ``kv_tma=False`` leave out either swap (the rules' controls)."""
+    name, splits = None, None
+    if splits_by_heuristic:
+        num_splits = one_per_sm_splits(kv_format, num_splits, len(kv_lens), max(kv_lens), num_head_groups, num_sms,
+                                       block_n)
+        name, splits = ws_default_choice(kv_format, kv_lens, num_head_groups, num_sms, block_n)
+    elif kv_format not in HOPPER_WS_ONE_WAVE:
+        name, splits = ws_default_variant(kv_format, kv_lens, num_splits, block_n), num_splits
+    if warp_specialized is False:
+        name = None
+    if kv_tma is None and not ragged:
+        at = splits if name else num_splits
+        tma = tma_default_variant(kv_format, kv_lens, at, block_n)
+        if tma:
+            name, splits = tma, at
+    return (name, num_splits, splits if name else None)
 
 
 def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
@@ -438,13 +476,17 @@ class TritonDecodePlan:
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
                  fused_reduce: bool | None = None, balanced: bool | None = None,
                  partial_dtype: str | None = None, pdl: bool | str | None = None, coop_merge: bool | None = None,
-                 warp_specialized: bool | None = None, timeline: bool = False, steal_helpers: float | None = None):
+                 warp_specialized: bool | None = None, kv_tma: bool | None = None, timeline: bool = False,
+                 steal_helpers: float | None = None):
         q, kv_data, qo_indptr, kv_indptr, config = data
         if not isinstance(timeline, bool):
             raise ValueError(f"timeline must be True or False, got {timeline!r}")
         if warp_specialized not in (None, False):
             raise ValueError(f"warp_specialized takes None (the default call's rule) or False (never swap in the "
                              f"warp-specialized kernel: the rule's control), got {warp_specialized!r}")
+        if kv_tma not in (None, False):
+            raise ValueError(f"kv_tma takes None (the default call's rule) or False (never swap in the fp8 TMA-tile "
+                             f"kernels: the rule's control), got {kv_tma!r}")
         # the default call chooses its reduce by the measured rule (fused_by_default); a named variant
         # or an explicit knob means exactly what it says
         reduce_by_rule = variant is None and fused_reduce is None and balanced is None and coop_merge is None
@@ -538,17 +580,10 @@ class TritonDecodePlan:
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         ws_name = None
         if reduce_by_rule and is_hopper_default(self.variant.name, kv_format):
-            if self.splits_by_heuristic:  # short programs one per SM; the warp-specialized kernel at its own count
-                self.num_splits = one_per_sm_splits(kv_format, self.num_splits, self.batch_size, self.max_kv_len,
-                                                    self.num_head_groups, device_sm_count(self.device),
-                                                    self.variant.block_n)
-                ws_name, ws_splits = ws_default_choice(kv_format, self.kv_lens, self.num_head_groups,
-                                                       device_sm_count(self.device), self.variant.block_n)
-            elif kv_format not in HOPPER_WS_ONE_WAVE:  # splits given: the kernel by the length of its programs
-                ws_name = ws_default_variant(kv_format, self.kv_lens, self.num_splits, self.variant.block_n)
-                ws_splits = self.num_splits
-            if warp_specialized is False:  # the control: the same splits, the one-warpgroup kernel
-                ws_name = None
+            ws_name, self.num_splits, ws_splits = default_kernel_choice(
+                kv_format, self.kv_lens, self.num_splits, self.splits_by_heuristic, self.num_head_groups,
+                device_sm_count(self.device), self.variant.block_n, ragged=ragged,
+                warp_specialized=warp_specialized, kv_tma=kv_tma)
         if ws_name and ws_scales_fit(data, kv_format):
             self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
             self.num_splits = ws_splits
