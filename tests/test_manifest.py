@@ -422,6 +422,28 @@ def test_committed_round_53_rows_say_what_the_notes_say():
     assert measured.round53_run({"bench": ["missing.csv"], "timelines": []}) is None
 
 
+def test_committed_round_54_rows_say_what_the_notes_say():
+    """measured.round54_run reads round 54's committed rows (an H100): v168 beats v149 by >= 5% at 32 and 64 tiles a
+    program (bs32 / bs64-kv8192) and v169 beats v160 by >= 4% at 128 (bs256-kv8192), in kernel and fresh mode; v169
+    does not beat v160 at 64 tiles, v168 sits under v160 by < 2.5% at 16 (bs256-kv1024) - the rule HOPPER_TMA_DEFAULT
+    encodes and the notes' table."""
+    from mla.analysis import measured
+    from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
+
+    for mode in ("kernel", "fresh"):
+        ab = measured.round54_run(mode=mode)
+        assert ab is not None, "round 54's rows are committed under data/measured/h100/issue10/"
+        assert set(ab["device"]) == {"NVIDIA H100 80GB HBM3"} and (ab["rounds"] == 2).all()
+        assert ab[ab.base != "v149"]["same_rel_l2"].all()
+        r = ab.set_index(["case", "base", "new"]).pct
+        assert r[("bs32-kv8192-q1-h16", "v149", "v168")] < -5 and r[("bs64-kv8192-q1-h16", "v149", "v168")] < -5
+        assert r[("bs256-kv8192-q1-h16", "v160", "v169")] < -4
+        assert r[("bs64-kv8192-q1-h16", "v160", "v169")] > 0
+        assert -2.5 < r[("bs256-kv1024-q1-h16", "v160", "v168")] < 0
+    assert [t for t, _ in HOPPER_TMA_DEFAULT["fp8"]] == [128, 32]
+    assert measured.round54_run({"bench": ["missing.csv"]}) is None
+
+
 def test_q_first_at_the_default_split_counts_across_sessions():
     """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
     split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the

@@ -608,6 +608,26 @@ def round53_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[pd.Da
     return variant_ab(bench, pairs=ROUND53_PAIRS, mode=mode), pd.concat(phases, ignore_index=True)[cols]
 
 
+ROUND54_RUN = {  # round 54 (docs/notes-triton.md, "Round 54"): the fp8 TMA-tile kernels at the long programs
+    "bench": ["measured/h100/issue10/tma-long-r54a.csv"]}  # v149 / v160 / v168 / v169 at the default's split counts
+ROUND54_PAIRS = (("v149", "v168"), ("v149", "v169"), ("v160", "v168"), ("v160", "v169"), ("v168", "v169"),
+                 ("v149", "v160"))
+ROUND54_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r54.sh r54a (on a GPU)"]
+
+
+def round54_run(run: Mapping | None = None, mode: str = "kernel") -> pd.DataFrame | None:
+    """Round 54's A/B: :func:`variant_ab` over its bench files (``mode`` "kernel" or "fresh"), each pair within one
+    file, with ``pct`` (the change in percent). ``run`` maps "bench" (a list) to paths under data/ (default
+    :data:`ROUND54_RUN`); None when a file is missing."""
+    run = ROUND54_RUN if run is None else run
+    benches = [DATA / p for p in run["bench"]]
+    if not all(p.exists() for p in benches):
+        return None
+    bench = pd.concat([pd.read_csv(p).assign(source_csv=_rel(p)) for p in benches], ignore_index=True)
+    ab = variant_ab(bench, pairs=ROUND54_PAIRS, mode=mode)
+    return ab.assign(pct=100 * (ab["ratio"] - 1))
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
