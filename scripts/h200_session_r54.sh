@@ -17,7 +17,7 @@
 #   the same >= 2% in both rounds against v149.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r54a | r54b}"
+session_begin "${1:?which part: r54a | r54b | r54c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r54
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 V160=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
@@ -65,6 +65,21 @@ r54b)
   if [ "${NO_FI:-0}" = 1 ]; then session_campaign 27 250 triton; else install_flashinfer; session_campaign 27 250 flashinfer triton; fi
   [ -f "$OUT/campaign27.log" ] && tail -14 "$OUT/campaign27.log"
   ;;
-*) echo "unknown part $PART (r54a | r54b)" >&2; exit 2 ;;
+r54c)
+  # Why v168 beats v149 (r54a/r54b): the gap is ~7.5-8 us at both 32 tiles a program (bs32-kv8192, 77.1 vs 69.3) and
+  # 64 (bs64-kv8192, 127.6 vs 120.1), so it does not grow with the tiles. Predicted: the program timeline puts it at
+  # the ends, not in the loop: v149's start -> first tile and / or last tile -> end longer by ~5-8 us, its time a
+  # tile within 5% of v168's. v160 (cp.async, the same one-warpgroup kernel) beside them at the same 4 splits.
+  mkdir -p "$OUT/timeline-r54c"
+  for v in $V149 $V160 $V168; do
+    step "timeline-${v%%_*}" 45 python3 scripts/probes/timeline_probe.py "$OUT/timeline-r54c/${v%%_*}" \
+      --formats fp8 --cases bs32-kv8192-q1-h16 --variant $v --num-splits 4 --repeats 4 --seconds 0.4
+  done
+  cat "$OUT"/timeline-r54c/*/timeline.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-r54c.csv"
+  cat "$OUT"/timeline-r54c/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-cost-r54c.csv"
+  rm -rf "$OUT/timeline-r54c"; gzip -f "$OUT/timeline-r54c.csv"
+  STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r54c.csv.gz" --cost "$OUT/timeline-cost-r54c.csv"
+  ;;
+*) echo "unknown part $PART (r54a | r54b | r54c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
