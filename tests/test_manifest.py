@@ -423,25 +423,37 @@ def test_committed_round_53_rows_say_what_the_notes_say():
 
 
 def test_committed_round_54_rows_say_what_the_notes_say():
-    """measured.round54_run reads round 54's committed rows (an H100): v168 beats v149 by >= 5% at 32 and 64 tiles a
-    program (bs32 / bs64-kv8192) and v169 beats v160 by >= 4% at 128 (bs256-kv8192), in kernel and fresh mode; v169
-    does not beat v160 at 64 tiles, v168 sits under v160 by < 2.5% at 16 (bs256-kv1024) - the rule HOPPER_TMA_DEFAULT
-    encodes and the notes' table."""
+    """measured.round54_run reads round 54's committed rows (an H100), in kernel and fresh mode: v168 beats v149 by
+    >= 5% at 32, 64 and 128 tiles a program in one wave (bs32 / bs64 / bs128-kv8192) and beats v169 there; v169 beats
+    v160 by >= 4% at 128 tiles in two waves (bs256-kv8192) and does not beat v168 by 1% at 64 (bs256-kv4096); v168
+    sits under v160 by < 2.5% at 16 (bs256-kv1024); the default call with the rule beats kv_tma=False by >= 4% on the
+    three shapes it changes; MXFP4's one-warpgroup kernel is >= 20% slower than the warp-specialized one at 32-64
+    tiles. The timeline puts v149's extra time at the ends (first-tile wait and outside the kernel), its time a tile
+    within 5% of v168's per consumer pair - the rule HOPPER_TMA_DEFAULT encodes and the notes' tables."""
     from mla.analysis import measured
     from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
 
     for mode in ("kernel", "fresh"):
-        ab = measured.round54_run(mode=mode)
-        assert ab is not None, "round 54's rows are committed under data/measured/h100/issue10/"
+        run = measured.round54_run(mode=mode)
+        assert run is not None, "round 54's rows are committed under data/measured/h100/issue10/"
+        ab, ph = run
         assert set(ab["device"]) == {"NVIDIA H100 80GB HBM3"} and (ab["rounds"] == 2).all()
-        assert ab[ab.base != "v149"]["same_rel_l2"].all()
-        r = ab.set_index(["case", "base", "new"]).pct
-        assert r[("bs32-kv8192-q1-h16", "v149", "v168")] < -5 and r[("bs64-kv8192-q1-h16", "v149", "v168")] < -5
+        assert ab[~ab.base.isin(["v149", "v143"])]["same_rel_l2"].all()
+        r = ab.groupby(["case", "base", "new"]).pct.max()  # (the worst file where a pair ran twice)
+        for case in ("bs32-kv8192-q1-h16", "bs64-kv8192-q1-h16", "bs128-kv8192-q1-h16"):
+            assert r[(case, "v149", "v168")] < -5 and r[(case, "v149", "v169")] > r[(case, "v149", "v168")]
         assert r[("bs256-kv8192-q1-h16", "v160", "v169")] < -4
-        assert r[("bs64-kv8192-q1-h16", "v160", "v169")] > 0
+        assert r[("bs256-kv4096-q1-h16", "v168", "v169")] > -1
         assert -2.5 < r[("bs256-kv1024-q1-h16", "v160", "v168")] < 0
-    assert [t for t, _ in HOPPER_TMA_DEFAULT["fp8"]] == [128, 32]
-    assert measured.round54_run({"bench": ["missing.csv"]}) is None
+        assert (ab[(ab.base == "v143") & (ab.new == "v159")].pct > 20).all()
+        default = ab[ab.source_csv.str.endswith("tma-default-r54b.csv")]
+        assert len(default) == 3 and (default.pct < -4).all()
+    p = ph.set_index("kernel")
+    assert p.median_first_wait_us["v149"] > p.median_first_wait_us["v168"] + 2
+    assert p.outside_us["v149"] > p.outside_us["v168"] + 1.5
+    assert abs(p.median_per_tile_us["v149"] / 2 / p.median_per_tile_us["v168"] - 1) < 0.05  # two consumers
+    assert [(t, over) for t, over, _ in HOPPER_TMA_DEFAULT["fp8"]] == [(128, True), (32, False)]
+    assert measured.round54_run({"bench": ["missing.csv"], "timeline": ("a", "b")}) is None
 
 
 def test_q_first_at_the_default_split_counts_across_sessions():

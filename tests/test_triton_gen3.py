@@ -1165,39 +1165,44 @@ def test_ws_default_takes_v149_for_fp8_in_one_wave():
     assert ws_default_choice("mxfp4", [8192] * 256, 1, 132, 64) == (HOPPER_WS_DEFAULT["mxfp4"], 1)
 
 
-def test_tma_default_takes_v168_from_32_tiles_and_v169_from_128():
-    """Round 54 (H100, data/measured/h100/issue10/tma-long-r54a.csv, two rounds in opposite order): the fp8 tiles by
-    TMA against the default's kernels at its split counts - v168 -10% against v149 at 32 tiles a program
-    (bs32-kv8192), -6% at 64 (bs64-kv8192); v169 -4.9 / -4.6% against v160 at 128 (bs256-kv8192), where v168 gained
-    -3.3%; at 16 tiles v168's -1.3..-2.0% and at 64 v169's +0.2..+0.4% were not taken. The rule: by KV tiles a
-    program at the split count already chosen, uniform fp8 batches only."""
+def test_tma_default_takes_v168_from_32_tiles_and_v169_from_128_in_two_waves():
+    """Round 54 (H100, data/measured/h100/issue10/tma-long-r54a.csv, tma-rule-edges-r54e.csv, two rounds each): the
+    fp8 tiles by TMA against the default's kernels at its split counts - v168 -10% against v149 at 32 tiles a program
+    (bs32-kv8192), -6% at 64 (bs64-kv8192), -5% at 128 in one wave (bs128-kv8192, where v169 is 1.7% slower than
+    v168); v169 -4.8% against v160 at 128 tiles where the 256 programs outnumber the SMs (bs256-kv8192). Not taken:
+    v168 at 16 tiles (-1.3..-2.0%), v169 at 64 (-0.8% against v168). The rule: by KV tiles a program at the split
+    count already chosen, v169 only where the programs outnumber the SMs; uniform fp8 batches only."""
     from mla.kernels.triton.launch import tma_default_variant
     from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
 
-    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
+    (t169, over169, v169), (t168, over168, v168) = HOPPER_TMA_DEFAULT["fp8"]
+    assert (t169, over169, t168, over168) == (128, True, 32, False)
     assert (VARIANTS[v168].gluon_kv_tma, VARIANTS[v168].num_stages) == (True, 2)
     assert (VARIANTS[v169].gluon_kv_tma, VARIANTS[v169].num_stages) == (True, 3)
 
-    def tma(kv, splits, fmt="fp8", lens=None):
-        return tma_default_variant(fmt, lens or [kv] * 4, splits, 64)
+    def tma(bs, kv, splits, fmt="fp8", lens=None, sms=132):
+        return tma_default_variant(fmt, lens or [kv] * bs, splits, 64, 1, sms)
 
-    assert tma(8192, 4) == v168 and tma(32 * 64, 1) == v168 and tma(8192, 2) == v168  # 32 / 32 / 64 tiles
-    assert tma(31 * 64, 1) is None and tma(1024, 1) is None and tma(8192, 8) is None  # 31 / 16 / 16 tiles
-    assert tma(31 * 64 + 1, 1) == v168  # a partial last tile counts: 32 tiles
-    assert tma(8192, 1) == v169 and tma(127 * 64 + 1, 1) == v169 and tma(127 * 64, 1) == v168  # 128 / 128 / 127
-    assert tma(8192, 1, "mxfp4") is None and tma(8192, 1, "bf16") is None  # fp8 only
-    assert tma(8192, 1, lens=[8192, 8192, 8192, 100]) is None  # ragged: the work list
+    assert tma(32, 8192, 4) == v168 and tma(64, 8192, 2) == v168 and tma(4, 32 * 64, 1) == v168  # 32 / 64 / 32 tiles
+    assert tma(4, 31 * 64, 1) is None and tma(256, 1024, 1) is None and tma(32, 8192, 8) is None  # 31 / 16 / 16 tiles
+    assert tma(4, 31 * 64 + 1, 1) == v168  # a partial last tile counts: 32 tiles
+    assert tma(256, 8192, 1) == v169 and tma(256, 127 * 64 + 1, 1) == v169 and tma(256, 127 * 64, 1) == v168
+    assert tma(128, 8192, 1) == v168 and tma(132, 8192, 1) == v168 and tma(133, 8192, 1) == v169  # one wave or two
+    assert tma(128, 8192, 1, sms=120) == v169  # the same batch on a GPU of fewer SMs: two waves
+    assert tma(256, 4096, 1) == v168  # 64 tiles in two waves
+    assert tma(256, 8192, 1, "mxfp4") is None and tma(256, 8192, 1, "bf16") is None  # fp8 only
+    assert tma(4, 8192, 1, lens=[8192, 8192, 8192, 100]) is None  # ragged: the work list
 
 
 def test_default_kernel_choice_on_the_leaderboard_shapes():
     """The default call's kernel swap (launch.default_kernel_choice, the rule TritonDecodePlan applies on sm90),
     offline for a 132-SM GPU at the heuristic's split count: the fp8 TMA-tile kernels where round 54 measured them
-    faster, the same split counts as before; kv_tma=False is round 53's default (v149 in one wave, v160 else);
+    faster, at the split counts the rules chose before; kv_tma=False is round 53's default (v149 in one wave, v160 else);
     MXFP4 unchanged; a ragged batch never."""
     from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, default_kernel_choice
     from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT
 
-    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
+    v169, v168 = (name for _, _, name in HOPPER_TMA_DEFAULT["fp8"])
     v149, v143 = HOPPER_WS_DEFAULT["fp8"], HOPPER_WS_DEFAULT["mxfp4"]
 
     def choice(fmt, bs, kv, **kw):
@@ -1209,7 +1214,7 @@ def test_default_kernel_choice_on_the_leaderboard_shapes():
     assert choice("fp8", 32, 1024) == (None, 4) and choice("fp8", 64, 1024) == (None, 2)
     assert choice("fp8", 256, 1024) == (None, 1)  # 16 tiles a program
     assert choice("fp8", 32, 8192) == (v168, 4) and choice("fp8", 64, 8192) == (v168, 2)  # v149's one wave
-    assert choice("fp8", 256, 8192) == (v169, 1) and choice("fp8", 128, 8192) == (v169, 1)
+    assert choice("fp8", 256, 8192) == (v169, 1) and choice("fp8", 128, 8192) == (v168, 1)
     assert choice("fp8", 32, 8192, kv_tma=False) == (v149, 4) and choice("fp8", 64, 8192, kv_tma=False) == (v149, 2)
     assert choice("fp8", 256, 8192, kv_tma=False) == (None, 1)
     # without the warp-specialized swap the TMA rule reads the one-warpgroup count: 4 splits of 32 tiles
@@ -1250,7 +1255,7 @@ def test_default_fp8_call_takes_the_tma_tiles_on_long_programs_and_its_controls(
     split."""
     from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT
 
-    v169, v168 = (name for _, name in HOPPER_TMA_DEFAULT["fp8"])
+    v169, v168 = (name for _, _, name in HOPPER_TMA_DEFAULT["fp8"])
     data = mla.generate_input(64, 1, 8192, seed=11, device="cuda")
     plan = TritonDecodePlan(data, kv_format="fp8", graph=False)
     assert plan.variant.name == v168 and plan.num_splits == 2 and plan.config["variant"] == v168

@@ -608,24 +608,41 @@ def round53_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[pd.Da
     return variant_ab(bench, pairs=ROUND53_PAIRS, mode=mode), pd.concat(phases, ignore_index=True)[cols]
 
 
-ROUND54_RUN = {  # round 54 (docs/notes-triton.md, "Round 54"): the fp8 TMA-tile kernels at the long programs
-    "bench": ["measured/h100/issue10/tma-long-r54a.csv"]}  # v149 / v160 / v168 / v169 at the default's split counts
+ROUND54_RUN = {  # round 54 (docs/notes-triton.md, "Round 54"): the fp8 TMA-tile kernels at the long programs (H100)
+    "bench": ["measured/h100/issue10/tma-long-r54a.csv",  # v149 / v160 / v168 / v169 at the default's split counts
+              "measured/h100/issue10/tma-default-r54b.csv",  # the default call, kv_tma=None / False (the rule's A/B)
+              "measured/h100/issue10/mx-ws-vs-one-r54d.csv",  # MXFP4: v143 (warp-specialized) / v159 at 32-64 tiles
+              "measured/h100/issue10/tma-rule-edges-r54e.csv"],  # bs128-kv8192 (one wave), bs256-kv4096 (64 tiles)
+    "timeline": ("measured/h100/issue10/timeline-r54c.csv.gz", "measured/h100/issue10/timeline-cost-r54c.csv")}
 ROUND54_PAIRS = (("v149", "v168"), ("v149", "v169"), ("v160", "v168"), ("v160", "v169"), ("v168", "v169"),
-                 ("v149", "v160"))
-ROUND54_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r54.sh r54a (on a GPU)"]
+                 ("v149", "v160"), ("v143", "v159"))
+ROUND54_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r54.sh r54a; ... r54b; ... r54c (on a GPU)",
+               "python -m mla timeline data/measured/h100/issue10/timeline-r54c.csv.gz "
+               "--cost data/measured/h100/issue10/timeline-cost-r54c.csv"]
 
 
-def round54_run(run: Mapping | None = None, mode: str = "kernel") -> pd.DataFrame | None:
-    """Round 54's A/B: :func:`variant_ab` over its bench files (``mode`` "kernel" or "fresh"), each pair within one
-    file, with ``pct`` (the change in percent). ``run`` maps "bench" (a list) to paths under data/ (default
+def round54_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(A/B, phases) of round 54: :func:`variant_ab` over its bench files (``mode`` "kernel" or "fresh"), each pair
+    within one file, with ``pct`` (the change in percent), and :func:`mla.analysis.timeline.summary_table` of its
+    timeline run (v149 / v160 / v168 at bs32-kv8192, 4 splits: one program an SM, 32 tiles each) with each row's
+    kernel-mode time. ``run`` maps "bench" (a list) / "timeline" ((stamps, cost)) to paths under data/ (default
     :data:`ROUND54_RUN`); None when a file is missing."""
+    from .timeline import load_timeline_csv, summary_table
+
     run = ROUND54_RUN if run is None else run
     benches = [DATA / p for p in run["bench"]]
-    if not all(p.exists() for p in benches):
+    stamps_p, cost_p = (DATA / p for p in run["timeline"])
+    if not all(p.exists() for p in [*benches, stamps_p, cost_p]):
         return None
     bench = pd.concat([pd.read_csv(p).assign(source_csv=_rel(p)) for p in benches], ignore_index=True)
     ab = variant_ab(bench, pairs=ROUND54_PAIRS, mode=mode)
-    return ab.assign(pct=100 * (ab["ratio"] - 1))
+    cost = pd.read_csv(cost_p)
+    kern = {(r.case, r.variant, r.kv_format): float(r.kernel_off_median_us) for r in cost.itertuples()}
+    t = summary_table(load_timeline_csv(stamps_p), kern)
+    cols = ["case", "kv_format", "kernel", "programs", "median_prologue_us", "median_first_wait_us",
+            "median_per_tile_us", "median_epilogue_us", "makespan_us", "kernel_us", "outside_us", "source_csv"]
+    t = t.assign(kernel=t["variant"].str.split("_").str[0], source_csv=_rel(stamps_p))
+    return ab.assign(pct=100 * (ab["ratio"] - 1)), t[[c for c in cols if c in t.columns]]
 
 
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,

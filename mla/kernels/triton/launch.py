@@ -202,15 +202,19 @@ def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -
     return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
 
 
-def tma_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -> str | None:
+def tma_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int, num_head_groups: int,
+                        num_sms: int) -> str | None:
     """The fp8 TMA-tile kernel the default call takes for a uniform batch at the split count already chosen, or None:
-    the first HOPPER_TMA_DEFAULT entry whose minimum KV tiles a program this batch's programs reach (round 54;
-    variants.py). Ragged batches keep the work list (the TMA kernels refuse it)."""
+    the first HOPPER_TMA_DEFAULT entry whose minimum KV tiles a program this batch's programs reach (and, where the
+    entry says so, whose programs outnumber the SMs); round 54, variants.py. Ragged batches keep the work list (the
+    TMA kernels refuse it)."""
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_TMA_DEFAULT or len(set(lens)) > 1 or num_splits < 1:
         return None
     tiles = -(-(-(-lens[0] // num_splits)) // block_n)
-    return next((name for min_tiles, name in HOPPER_TMA_DEFAULT[kv_format] if tiles >= min_tiles), None)
+    programs = len(lens) * num_head_groups * num_splits
+    return next((name for min_tiles, over_sms, name in HOPPER_TMA_DEFAULT[kv_format]
+                 if tiles >= min_tiles and (programs > num_sms or not over_sms)), None)
 
 
 def ws_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, num_sms: int, block_n: int) -> int:
@@ -308,7 +312,7 @@ def default_kernel_choice(kv_format: str, kv_lens, num_splits: int, splits_by_he
         name = None
     if kv_tma is None and not ragged:
         at = splits if name else num_splits
-        tma = tma_default_variant(kv_format, kv_lens, at, block_n)
+        tma = tma_default_variant(kv_format, kv_lens, at, block_n, num_head_groups, num_sms)
         if tma:
             name, splits = tma, at
     return (name, num_splits, splits if name else None)

@@ -808,18 +808,23 @@ HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxf
 HOPPER_WS_DEFAULT = {"mxfp4": "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "fp8": "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"}
 HOPPER_WS_MIN_TILES = 32
 HOPPER_WS_ONE_WAVE = frozenset({"fp8"})
-# round 54 (H100: data/measured/h100/issue10/tma-long-r54a.csv, two rounds in opposite order, every row checked, same
-# rel_l2; kernel us at the default call's split counts): the fp8 tiles by TMA (v168; v169 with 3 stages) against the
-# kernels the default took. bs32-kv8192 (32 tiles a program, 4 splits): v168 69.4 / 69.2 vs v149 77.1 / 77.2 (-10%);
-# bs64-kv8192 (64 tiles, 2 splits): v168 120.1 / 120.0 vs v149 127.5 / 127.7 (-6%; v160 122.2 / 122.1); bs256-kv8192
-# (128 tiles, one split): v169 420.1 / 421.6 vs v160 441.7 / 442.1 (-4.9 / -4.6%; v168 427.1 / 427.0, v149 442.9 /
-# 443.2; r53e / r53f the same within 0.5%). Not taken: v168 at 16 tiles (bs256-kv1024 -2.0 / -2.0%, r53d -1.3%) and
-# at 4-8 (r53d: -1.6..-2.9% kernel, fresh -1.4..+0.3%); v169 at 64 tiles (+0.4 / +0.2% against v160). So, for a
-# uniform fp8 batch, the TMA-tile kernel by tiles a program at the split count the rules above chose (v149's one
-# program an SM where it applied): v169 from 128 tiles, v168 from 32 (launch.tma_default_variant; kv_tma=False is
-# the control, round 53's default). H100 evidence: the H200 has not run v168 / v169 (its campaign will, beside it).
-HOPPER_TMA_DEFAULT = {"fp8": ((128, "v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"),
-                              (32, "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"))}
+# round 54 (H100: data/measured/h100/issue10/tma-long-r54a.csv, tma-rule-edges-r54e.csv; two rounds each in opposite
+# order, every row checked, same rel_l2; kernel us at the default call's split counts): the fp8 tiles by TMA (v168; v169
+# with 3 stages, 132 KB: one program an SM) against the kernels the default took. bs32-kv8192 (32 tiles a program, 4
+# splits, one wave): v168 69.3 vs v149 77.1 (-10.1%); bs64-kv8192 (64, 2 splits): v168 120.1 vs v149 127.6 (-5.9%; v160
+# 122.1, v169 122.5); bs128-kv8192 (128, one split, one wave): v168 215.9 vs v149 227.4 (-5.1%; v160 220.8, v169 219.6);
+# bs256-kv8192 (128, one split, 256 programs): v169 420.8 vs v160 441.9 (-4.8%; v168 427.1, v149 443.0; r53e / r53f
+# the same within 0.5%); bs256-kv4096 (64, 256 programs): v169 222.5, v168 224.3, v160 231.9. So v169 only where the
+# programs outnumber the SMs (v168 would run two an SM; v169 runs one, in two waves) and run >= 128 tiles, v168 from
+# 32 tiles otherwise. Not taken: v169 at 64 tiles (-0.8% against v168), v168 at 16 (bs256-kv1024 -2.0 / -2.0%, r53d
+# -1.3%) and at 4-8 (r53d: -1.6..-2.9% kernel, fresh -1.4..+0.3%). The default call with / without it
+# (tma-default-r54b.csv): -10.1 / -6.2 / -4.9% kernel, -11.2 / -6.1 / -4.6% fresh at bs32 / bs64 / bs256-kv8192.
+# Applied at the split count the rules above chose (v149's one program an SM where it applied):
+# launch.tma_default_variant; kv_tma=False is the control (round 53's default). H100 evidence: the H200 has not run
+# v168 / v169.
+HOPPER_TMA_DEFAULT = {"fp8": (  # (min KV tiles a program, only where programs > SMs, variant), first match wins
+    (128, True, "v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"),
+    (32, False, "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"))}
 
 
 def default_variant(kv_format: str, q_format: str = "bf16", mxfp4_scale_range: tuple[int, int] | None = None,
