@@ -17,7 +17,7 @@
 #   the same >= 2% in both rounds against v149.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r54a | r54b | r54c}"
+session_begin "${1:?which part: r54a | r54b | r54c | r54f}"
 export TRITON_CACHE_DIR=/tmp/tcache-r54
 V149=v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed
 V160=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1
@@ -80,6 +80,33 @@ r54c)
   rm -rf "$OUT/timeline-r54c"; gzip -f "$OUT/timeline-r54c.csv"
   STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r54c.csv.gz" --cost "$OUT/timeline-cost-r54c.csv"
   ;;
-*) echo "unknown part $PART (r54a | r54b | r54c)" >&2; exit 2 ;;
+r54f)
+  # The refined rule (after r54e: v169 only where the programs outnumber the SMs) on whatever card comes, with the last
+  # of the budget. Its GPU tests; the default call with / without it at bs32 / bs64 / bs256-kv8192, two rounds; then on
+  # an H200 campaign 28 with FlashInfer (the first H200 run of rounds 52-54's defaults), on an H100 v168's split count
+  # around the rule's at bs32 / bs64-kv8192 (4 / 8, 2 / 4 splits: one program an SM against two).
+  # Predicted: on an H100 r54b's -10 / -6 / -5% within 1 point, one program an SM fastest by 2-8%; on an H200 v168
+  # -3..-8% / -1..-4% against v149, v169 -3..-5% against v160, campaign 28's best-format geomean 40.5-42 us kernel.
+  step tests 100 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py \
+    -k "tma_default or default_kernel_choice or default_fp8_call or kv_tma" --junitxml "$OUT/pytest-r54f.xml"
+  S=$OUT/tma-default-r54f.csv
+  for r in 1 2; do
+    o=None,False; [ $r = 2 ] && o=False,None
+    step "default-$r" 90 $B --kv-format fp8 --cases bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs256-kv8192-q1-h16 \
+      --sweep kv_tma=$o --out $S --append
+  done
+  show "$S"
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
+    for cs in bs32-kv8192-q1-h16:4,8 bs64-kv8192-q1-h16:2,4; do
+      step "splits-${cs%%-q1*}" 50 $B --kv-format fp8 --cases ${cs%%:*} --sweep variant=$V168 --sweep num_splits=${cs#*:} \
+        --out $OUT/tma-splits-r54f.csv --append
+    done
+    show "$OUT/tma-splits-r54f.csv"
+  else
+    install_flashinfer; session_campaign 28 280 flashinfer triton
+    [ -f "$OUT/campaign28.log" ] && tail -16 "$OUT/campaign28.log"
+  fi
+  ;;
+*) echo "unknown part $PART (r54a | r54b | r54c | r54f)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
