@@ -102,7 +102,7 @@ r54f)
     show "$OUT/tma-splits-r54f.csv"
   else  # the leaderboard campaign between the A/B's two rounds: it is what the budget must not lose
     ab 1
-    install_flashinfer; session_campaign 28 240 flashinfer triton
+    if [ "${NO_FI:-0}" = 1 ]; then session_campaign 28 120 triton; else install_flashinfer; session_campaign 28 240 flashinfer triton; fi
     [ -f "$OUT/campaign28.log" ] && tail -16 "$OUT/campaign28.log"
     ab 2; show "$S"
   fi
