@@ -282,9 +282,13 @@ def _compile_in_subprocess(target: GPUTarget, kwargs: dict) -> OfflineKernel:
             status, res = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError):
             status, res = "error", ""
+        except BaseException:  # (interrupted mid-reply: the next call must not read this one's answer)
+            proc.kill()
+            _stop_child()
+            raise
         if status != "ok":
             err.seek(0)
-            msg = (res + err.read().decode(errors="replace"))[-4000:]
+            msg = (err.read().decode(errors="replace")[-4000:] + res)[-4000:]  # (the traceback last: it is kept)
             _stop_child()
             raise RuntimeError(f"offline compile failed:\n{msg}")
     if isinstance(res, ValueError):
