@@ -23,7 +23,8 @@ Config keys (all optional):
   warp_specialized  None (default): the default call swaps in the warp-specialized kernel where the rule says
                (launch.ws_default_choice: MXFP4 v143 and fp8 v149 on long programs); False: never (the control)
   kv_tma       None (default): a uniform fp8 batch's default call takes the kernels that load its tiles by TMA
-               by KV tiles a program (launch.tma_default_variant: v168 from 32, v169 from 128; round 54);
+               by KV tiles a program (launch.tma_default_variant: v168 from 32, v169 from 128 where the programs
+               outnumber the SMs; round 54);
                False: never (the control: round 53's default, v149 / v160)
   timeline     True: an instrument, generation-3 kernels only - every program stamps five events (%globaltimer,
                %clock64) and its SM into ``plan.kernel_plan.timeline``, one int64 row per program
