@@ -106,6 +106,17 @@ r54f)
     [ -f "$OUT/campaign28.log" ] && tail -16 "$OUT/campaign28.log"
     ab 2; show "$S"
   fi
+  # MXFP4's warp-specialized kernel has v149's structure (two consumers, two partials a program): does it pay v149's
+  # ends too? Predicted: v143's first-tile wait and outside-the-kernel time 2-3 us over v168's (r54c), its time a tile
+  # (per consumer pair) ~1.9x v168's (MXFP4 is loop-bound: notebook 02 section 7)
+  mkdir -p "$OUT/tl"
+  step timeline-v143 45 python3 scripts/probes/timeline_probe.py "$OUT/tl/v143" --formats mxfp4 \
+    --cases bs32-kv8192-q1-h16 --variant v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed --num-splits 4 --repeats 4 --seconds 0.4
+  if [ -f "$OUT/tl/v143/timeline.csv" ]; then
+    gzip -c "$OUT/tl/v143/timeline.csv" > "$OUT/timeline-r54f.csv.gz"; cp "$OUT/tl/v143/timeline-cost.csv" "$OUT/timeline-cost-r54f.csv"
+    STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r54f.csv.gz" --cost "$OUT/timeline-cost-r54f.csv"
+  fi
+  rm -rf "$OUT/tl"
   ;;
 *) echo "unknown part $PART (r54a | r54b | r54c | r54f)" >&2; exit 2 ;;
 esac
