@@ -1197,8 +1197,8 @@ def test_tma_default_takes_v168_from_32_tiles_and_v169_from_128_in_two_waves():
 def test_default_kernel_choice_on_the_leaderboard_shapes():
     """The default call's kernel swap (launch.default_kernel_choice, the rule TritonDecodePlan applies on sm90),
     offline for a 132-SM GPU at the heuristic's split count: the fp8 TMA-tile kernels where round 54 measured them
-    faster, at the split counts the rules chose before; kv_tma=False is round 53's default (v149 in one wave, v160 else);
-    MXFP4 unchanged; a ragged batch never."""
+    faster, at the split counts the rules chose before; kv_tma=False is round 53's default (v149 in one wave, v160
+    else); MXFP4 unchanged; a ragged batch never."""
     from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, default_kernel_choice
     from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT
 

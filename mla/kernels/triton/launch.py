@@ -42,8 +42,8 @@ from .gluon_steal import mla_decode_gluon_sm90_steal_kernel
 from .steal_protocol import check_plan as check_steal_plan
 from .swapab import mla_decode_swapab_kernel
 from .variants import (GEN2_DEFAULT, HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT, HOPPER_WS_MIN_TILES, HOPPER_WS_ONE_WAVE,
-                       MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant, gluon_constexprs,
-                       gluon_launch_options, is_hopper_default)
+                       MXFP4_E4M3_EXACT, MXFP4_F16_EXACT, MXFP4_GLUON_EXACT, Variant, default_variant, get_variant,
+                       gluon_constexprs, gluon_launch_options, is_hopper_default)
 
 TMA_ENCODE_CACHED = install_tensordesc_encode_cache()  # before any launcher is built (direct.py)
 
@@ -197,9 +197,13 @@ def ws_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int) -
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_WS_DEFAULT or len(set(lens)) > 1:
         return None
-    per_program = -(-lens[0] // num_splits)
-    tiles = -(-per_program // block_n)
+    tiles = _tiles_a_program(lens[0], num_splits, block_n)
     return HOPPER_WS_DEFAULT[kv_format] if tiles >= HOPPER_WS_MIN_TILES else None
+
+
+def _tiles_a_program(kv_len: int, num_splits: int, block_n: int) -> int:
+    """KV tiles of the longest split of a ``kv_len``-token element cut in ``num_splits``."""
+    return -(-(-(-kv_len // num_splits)) // block_n)
 
 
 def tma_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int, num_head_groups: int,
@@ -211,7 +215,7 @@ def tma_default_variant(kv_format: str, kv_lens, num_splits: int, block_n: int, 
     lens = [int(n) for n in kv_lens]
     if kv_format not in HOPPER_TMA_DEFAULT or len(set(lens)) > 1 or num_splits < 1:
         return None
-    tiles = -(-(-(-lens[0] // num_splits)) // block_n)
+    tiles = _tiles_a_program(lens[0], num_splits, block_n)
     programs = len(lens) * num_head_groups * num_splits
     return next((name for min_tiles, over_sms, name in HOPPER_TMA_DEFAULT[kv_format]
                  if tiles >= min_tiles and (programs > num_sms or not over_sms)), None)
@@ -582,15 +586,15 @@ class TritonDecodePlan:
         self.block_m = max(16, triton.next_power_of_2(self.q_seq_len * hp))
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
-        ws_name = None
+        swap_name = None  # (the warp-specialized or TMA-tile kernel the default call swaps in)
         if reduce_by_rule and is_hopper_default(self.variant.name, kv_format):
-            ws_name, self.num_splits, ws_splits = default_kernel_choice(
+            swap_name, self.num_splits, swap_splits = default_kernel_choice(
                 kv_format, self.kv_lens, self.num_splits, self.splits_by_heuristic, self.num_head_groups,
                 device_sm_count(self.device), self.variant.block_n, ragged=ragged,
                 warp_specialized=warp_specialized, kv_tma=kv_tma)
-        if ws_name and ws_scales_fit(data, kv_format):
-            self.variant = get_variant(ws_name)  # (the same head groups, tiles and checks)
-            self.num_splits = ws_splits
+        if swap_name and ws_scales_fit(data, kv_format):
+            self.variant = get_variant(swap_name)  # (the same head groups, tiles and checks)
+            self.num_splits = swap_splits
         if self.coop_merge and self.num_splits > 1:
             self.num_splits = coop_num_splits(self.num_splits, self.batch_size, self.max_kv_len, self.num_head_groups,
                                               device_sm_count(self.device), self.variant.block_n,
