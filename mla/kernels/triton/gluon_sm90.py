@@ -1015,6 +1015,7 @@ if gl is not None:
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = False,
         SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False, Q_FIRST: gl.constexpr = False,
         CP_ONE: gl.constexpr = False, ISSUE_LATE: gl.constexpr = False, KV_TMA: gl.constexpr = False,
+        WS_PAIR_MERGE: gl.constexpr = False,
         num_warps: gl.constexpr = 4,
     ):
         """Arguments as generation 1's split kernel: counter_ptr with FUSED_REDUCE (generation 1's
@@ -1054,6 +1055,7 @@ if gl is not None:
         gl.static_assert(not CP_ONE or KV_FORMAT == 1, "CP_ONE: fp8's tile copies")
         gl.static_assert(not ISSUE_LATE or (STAGES == 2 and PV_REG),
                          "ISSUE_LATE: the next tile's copies after this tile's fence, PV's fence waits for them")
+        gl.static_assert(not WS_PAIR_MERGE, "WS_PAIR_MERGE: the warp-specialized kernel's (v170)")
         gl.static_assert(not KV_TMA or (KV_FORMAT == 1 and not ROW_PERM and not WORK_LIST and not ISSUE_LATE and PV_REG
                                         and BLOCK_N == 64 and WARPGROUPS == 1),
                          "KV_TMA: fp8 tiles by TMA into the one-warpgroup kernel's ring (tokens in order, uniform splits)")
@@ -2027,6 +2029,23 @@ if gl is not None:
     def _ws_consumer1_direct(ptrs, ints, bufs):
         _ws_consumer(1, ptrs, ints, bufs, True, True)
 
+    # v170's (WS_PAIR_MERGE; _pm1: one program an element, the output itself)
+    @gluon.jit
+    def _ws_consumer0_pm(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs, True, True, False, True)
+
+    @gluon.jit
+    def _ws_consumer1_pm(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs, True, True, False, True)
+
+    @gluon.jit
+    def _ws_consumer0_pm1(ptrs, ints, bufs):
+        _ws_consumer(0, ptrs, ints, bufs, True, True, False, True, True)
+
+    @gluon.jit
+    def _ws_consumer1_pm1(ptrs, ints, bufs):
+        _ws_consumer(1, ptrs, ints, bufs, True, True, False, True, True)
+
     @gluon.jit
     def _ws_consumer0_fp8(ptrs, ints, bufs):
         _ws_consumer(0, ptrs, ints, bufs, True, True, True)
@@ -2132,9 +2151,27 @@ if gl is not None:
         x = gl.permute(gl.reshape(x, [64, 2, 64]), (1, 0, 2))  # [2 c, 64 t, 64 d]
         k_lat.index(slot).slice(128 * q, 128, dim=0).store(gl.reshape(x, [128, 64]))
 
+    # v170's hand-over between the consumers: consumer 1's accumulators as 8 [64 dims, R rows] fp32 slices over the
+    # ring's K entry 1 (32 KB), its l and m (m broadcast) over rope entries 1 and 3;
+    # 8-byte units swizzled by row, so an accumulator fragment's 8 rows x 4 column pairs hit 2-way at most
+    _WS_X_SL: gl.constexpr = gl.SwizzledSharedLayout(vec=2, per_phase=1, max_phase=8, order=[1, 0])
+
+    @gluon.jit
+    def _ws_pair_views(k_lat, k_rope):
+        if _PUBLIC_REINTERPRET:
+            o_x = k_lat.index(1).reinterpret(gl.float32, [512, _WS_R], _WS_X_SL)
+            l_x = k_rope.index(1).reinterpret(gl.float32, [64, _WS_R], _WS_X_SL)
+            m_x = k_rope.index(3).reinterpret(gl.float32, [64, _WS_R], _WS_X_SL)
+        else:
+            o_x = k_lat.index(1)._reinterpret(gl.float32, [512, _WS_R], _WS_X_SL)
+            l_x = k_rope.index(1)._reinterpret(gl.float32, [64, _WS_R], _WS_X_SL)
+            m_x = k_rope.index(3)._reinterpret(gl.float32, [64, _WS_R], _WS_X_SL)
+        return o_x, l_x, m_x
+
     @gluon.jit
     def _ws_consumer(PARITY: gl.constexpr, ptrs, ints, bufs, V_LDSM: gl.constexpr = False,
-                     EPI_DIRECT: gl.constexpr = False, FP8_KV: gl.constexpr = False):
+                     EPI_DIRECT: gl.constexpr = False, FP8_KV: gl.constexpr = False, WS_PAIR_MERGE: gl.constexpr = False,
+                     SINGLE_PASS: gl.constexpr = False):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
         j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY).
         FP8_KV (v149+): the tiles are the fp8 cache's rows as the loader's TMA wrote them - the per-tensor
@@ -2227,6 +2264,63 @@ if gl is not None:
             _cta_barrier()  # every warp's reads of the slot (V^T loads, the waited MMAs) are done
             mbarrier.arrive(empty.index(slot), count=1)
         _timeline_mark(TIMELINE, timeline_ptr, TL_NS + 1, TL_CLK1)  # the loop's end
+        part_stride = num_splits  # (partials a row: two a program, or one with WS_PAIR_MERGE)
+        part_idx = 2 * split + PARITY
+        if WS_PAIR_MERGE:  # v170: one partial a program. Consumer 1 hands its unnormalized state to consumer 0
+            # through the ring's odd entries - with an even ring only consumer 1's tiles (j odd) use them, so they
+            # are free once its loop has ended - and consumer 0 merges it into its own before the one store
+            part_stride = num_splits // 2
+            part_idx = split
+            o_x, l_x, m_x = _ws_pair_views(k_lat, k_rope)
+            if PARITY == 1:
+                o_x.slice(0, 64).store(acc0)
+                o_x.slice(64, 64).store(acc1)
+                o_x.slice(128, 64).store(acc2)
+                o_x.slice(192, 64).store(acc3)
+                o_x.slice(256, 64).store(acc4)
+                o_x.slice(320, 64).store(acc5)
+                o_x.slice(384, 64).store(acc6)
+                o_x.slice(448, 64).store(acc7)
+                l_x.store(l_t)
+                m_x.store(gl.zeros([64, _WS_R], gl.float32, layout=s_layout) + m_i[None, :])
+                _cta_barrier()  # every warp's stores before the one arrival (release) that consumer 0 waits on
+                mbarrier.arrive(bufs[14].index(0), count=1)
+            else:
+                mbarrier.wait(bufs[14].index(0), 0)
+                m_1 = gl.max(m_x.load(s_layout), axis=0)
+                m_new = gl.maximum(m_i, m_1)
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                a_0 = gl.exp2(m_i - m_safe)  # (a side with no visible token: m = -inf, factor 0)
+                a_1 = gl.exp2(m_1 - m_safe)
+                l_t = l_t * a_0[None, :] + l_x.load(s_layout) * a_1[None, :]
+                m_i = m_new
+                b_0 = gl.convert_layout(a_0, gl.SliceLayout(0, o_layout))[None, :]
+                b_1 = gl.convert_layout(a_1, gl.SliceLayout(0, o_layout))[None, :]
+                acc0 = acc0 * b_0 + o_x.slice(0, 64).load(o_layout) * b_1
+                acc1 = acc1 * b_0 + o_x.slice(64, 64).load(o_layout) * b_1
+                acc2 = acc2 * b_0 + o_x.slice(128, 64).load(o_layout) * b_1
+                acc3 = acc3 * b_0 + o_x.slice(192, 64).load(o_layout) * b_1
+                acc4 = acc4 * b_0 + o_x.slice(256, 64).load(o_layout) * b_1
+                acc5 = acc5 * b_0 + o_x.slice(320, 64).load(o_layout) * b_1
+                acc6 = acc6 * b_0 + o_x.slice(384, 64).load(o_layout) * b_1
+                acc7 = acc7 * b_0 + o_x.slice(448, 64).load(o_layout) * b_1
+        if not WS_PAIR_MERGE or PARITY == 0:
+            _ws_store_partial(ptrs, ints, m_i, l_t, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, kv_scale, q_start,
+                              head_group, part_stride, part_idx, V_LDSM, EPI_DIRECT, SINGLE_PASS)
+        _timeline_mark(TIMELINE, timeline_ptr, TL_NS + 2, TL_CLK2)  # this consumer's end
+
+    @gluon.jit
+    def _ws_store_partial(ptrs, ints, m_i, l_t, acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, kv_scale, q_start,
+                          head_group, part_stride, part_idx, V_LDSM: gl.constexpr, EPI_DIRECT: gl.constexpr,
+                          SINGLE_PASS: gl.constexpr):
+        """A consumer's epilogue: its partial (row part_idx of part_stride a (token, head)) normalized, with its
+        log-sum-exp; or with SINGLE_PASS (v170's one program an element) the bf16 output itself."""
+        part_o_ptr, part_lse_ptr, out_ptr = ptrs[5], ptrs[6], ptrs[10]
+        NUM_HEADS, Q_SEQ_LEN, HEADS_PER_PROG = ints[6], ints[7], ints[8]
+        stride_o_tok, stride_o_head = ints[12], ints[13]
+        ROWS = Q_SEQ_LEN * HEADS_PER_PROG
+        o_layout: gl.constexpr = _WS_S
+        out_blk: gl.constexpr = _WS_OUT
         l_i = gl.sum(l_t, axis=0) * (1.0 / 256.0)
         l_o = gl.convert_layout(l_i, gl.SliceLayout(0, o_layout))
         has = l_o > 0
@@ -2236,29 +2330,42 @@ if gl is not None:
         q_idx = gl.where(row_ok, rows // HEADS_PER_PROG, 0)
         tok_out = q_start + q_idx
         head = head_group * HEADS_PER_PROG + rows % HEADS_PER_PROG
-        part_row = (tok_out * NUM_HEADS + head) * num_splits + 2 * split + PARITY
+        part_row = (tok_out * NUM_HEADS + head) * part_stride + part_idx
         has_r = gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)) > 0
         l_r = gl.where(has_r, gl.convert_layout(l_i, gl.SliceLayout(1, out_blk)), 1.0)
         lse = gl.where(has_r, gl.convert_layout(m_i, gl.SliceLayout(1, out_blk)) + gl.log2(l_r), float("-inf"))
-        gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
+        if not SINGLE_PASS:
+            gl.store(part_lse_ptr + part_row, lse, mask=row_ok)
         if EPI_DIRECT:  # each slice from its accumulator registers straight to its dims: no layout conversion,
             # so none of the 16 partition barriers and shared round trips of the slice-by-slice epilogue
             # (v140's cost on short programs, rounds 33-34); 4-byte stores, 64 a thread
             rows_o = gl.arange(0, _WS_R, layout=gl.SliceLayout(0, o_layout))
             ok_o = rows_o < ROWS
             tok_o = q_start + gl.where(ok_o, rows_o // HEADS_PER_PROG, 0)
-            prow_o = (tok_o * NUM_HEADS + head_group * HEADS_PER_PROG + rows_o % HEADS_PER_PROG) * num_splits
-            base_o = (part_o_ptr + (prow_o + 2 * split + PARITY).to(gl.int64) * 512)[None, :]
+            head_o = head_group * HEADS_PER_PROG + rows_o % HEADS_PER_PROG
             m_o = gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
             ok_o = ok_o[None, :]
-            gl.store(base_o + _ldsm_slice_dims(m_o, 0)[:, None], acc0 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 1)[:, None], acc1 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 2)[:, None], acc2 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 3)[:, None], acc3 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 4)[:, None], acc4 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 5)[:, None], acc5 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 6)[:, None], acc6 * inv, mask=ok_o)
-            gl.store(base_o + _ldsm_slice_dims(m_o, 7)[:, None], acc7 * inv, mask=ok_o)
+            if SINGLE_PASS:  # (v170 with one program an element: no partial, no reduce)
+                base_b = (out_ptr + tok_o.to(gl.int64) * stride_o_tok + head_o * stride_o_head)[None, :]
+                gl.store(base_b + _ldsm_slice_dims(m_o, 0)[:, None], (acc0 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 1)[:, None], (acc1 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 2)[:, None], (acc2 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 3)[:, None], (acc3 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 4)[:, None], (acc4 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 5)[:, None], (acc5 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 6)[:, None], (acc6 * inv).to(gl.bfloat16), mask=ok_o)
+                gl.store(base_b + _ldsm_slice_dims(m_o, 7)[:, None], (acc7 * inv).to(gl.bfloat16), mask=ok_o)
+            else:
+                prow_o = (tok_o * NUM_HEADS + head_o) * part_stride
+                base_o = (part_o_ptr + (prow_o + part_idx).to(gl.int64) * 512)[None, :]
+                gl.store(base_o + _ldsm_slice_dims(m_o, 0)[:, None], acc0 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 1)[:, None], acc1 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 2)[:, None], acc2 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 3)[:, None], acc3 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 4)[:, None], acc4 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 5)[:, None], acc5 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 6)[:, None], acc6 * inv, mask=ok_o)
+                gl.store(base_o + _ldsm_slice_dims(m_o, 7)[:, None], acc7 * inv, mask=ok_o)
         elif V_LDSM:  # slice by slice at their dims: _natural_rows_ldsm's [R, 512] conversion took 12 KB more
             # shared scratch per consumer than v133's (242 KB in all: over the 227 KB an SM has)
             row_base = part_o_ptr + part_row.to(gl.int64) * 512
@@ -2278,7 +2385,6 @@ if gl is not None:
             ptr = (part_o_ptr + part_row.to(gl.int64)[:, None] * 512
                    + gl.arange(0, 512, layout=gl.SliceLayout(0, out_blk))[None, :])
             gl.store(ptr, o, mask=row_ok[:, None])
-        _timeline_mark(TIMELINE, timeline_ptr, TL_NS + 2, TL_CLK2)  # this consumer's end
 
     @gluon.jit
     def mla_decode_gluon_sm90_ws_kernel(
@@ -2300,7 +2406,7 @@ if gl is not None:
         EARLY_TMA: gl.constexpr = False, KV_FIRST: gl.constexpr = False, LAUNCH_DEPENDENTS: gl.constexpr = 0,
         UNIFORM_RANGES: gl.constexpr = False, SCALE_FIRST: gl.constexpr = False, TIMELINE: gl.constexpr = False,
         Q_FIRST: gl.constexpr = False, CP_ONE: gl.constexpr = False, ISSUE_LATE: gl.constexpr = False,
-        KV_TMA: gl.constexpr = False, num_warps: gl.constexpr = 4,
+        KV_TMA: gl.constexpr = False, WS_PAIR_MERGE: gl.constexpr = False, num_warps: gl.constexpr = 4,
     ):
         """The warp-specialized kernel (see the partition functions above): MXFP4 (decoder partitions fill a ring
         of e4m3 tiles), or fp8 (KV_FORMAT 1, v149+: a one-warp loader TMA-loads the tiles into that ring); the
@@ -2322,7 +2428,13 @@ if gl is not None:
         gl.static_assert(QK_PAIRS and QK_CAT and PV_REG and EPI_NATURAL and LAZY_SUM and PV_FP8 and PV_PROMOTE == 1
                          and V_CF and not LAZY_RESCALE and not ROW_PERM and not MX_OWN and WARPGROUPS == 1,
                          "the warp-specialized consumers are v116's loop")
-        gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not SINGLE_PASS, "two partials per program, tile reduce")
+        gl.static_assert(not FUSED_REDUCE and not WORK_LIST and (not SINGLE_PASS or WS_PAIR_MERGE),
+                         "two partials per program (one with WS_PAIR_MERGE, or the output itself), tile reduce")
+        # v170: consumer 1 hands its state over in the ring entries only its tiles use (j odd: an even ring), and
+        # only v143's consumers (the direct epilogue) take it
+        gl.static_assert(not WS_PAIR_MERGE or (WS_SLOTS % 2 == 0 and EPI_DIRECT and WS_TMA and not WS_LOADER
+                                               and not EARLY_TMA),
+                         "WS_PAIR_MERGE: v143's consumers over an even ring")
         gl.static_assert(not V_LDSM or (WS_TMA and (not WS_LOADER or FP8_WS)),
                          "V_LDSM's consumers: with WS_TMA's decoders (v140) or the fp8 loader (v149)")
         gl.static_assert(not EPI_DIRECT or V_LDSM, "EPI_DIRECT: V_LDSM's consumers (v143)")
@@ -2393,6 +2505,8 @@ if gl is not None:
         s1_smem = gl.allocate_shared_memory(gl.float32, [R], s1_sl)
         full = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         empty = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
+        pair = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # (WS_PAIR_MERGE's hand-over)
+        mbarrier.init(pair.index(0), count=1)
         for i in gl.static_range(WS_SLOTS):
             # every decoder arrives on each tile (fp8: the loader's expect, the bytes complete it)
             mbarrier.init(full.index(i), count=1 if FP8_WS else WS_DECODERS)
@@ -2417,11 +2531,11 @@ if gl is not None:
         _cta_barrier()
         _timeline_mark(TIMELINE, timeline_ptr, 1, 6)  # Q ready
         args = ((q_ptr, kv_ptr, kv_aux_ptr, qo_indptr_ptr, kv_indptr_ptr, part_o_ptr, part_lse_ptr, lat_desc, rope_desc,
-                 timeline_ptr),
+                 timeline_ptr, out_ptr),
                 (stride_q_tok, stride_q_head, stride_kv_tok, stride_sc_tok, sm_scale, num_splits, NUM_HEADS, Q_SEQ_LEN,
-                 HEADS_PER_PROG, WS_SLOTS, MX_LUT2, TIMELINE),
+                 HEADS_PER_PROG, WS_SLOTS, MX_LUT2, TIMELINE, stride_o_tok, stride_o_head),
                 # (run-time values in the partitions, but MX_LUT2 and TIMELINE: constexprs where a helper's parameter)
-                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free))
+                (k_lat, k_rope, mx_lat, mx_rope, q_hi, p8a, p8b, s1_smem, full, empty, mx_sc, mx_scr, ready, free, pair))
         if FP8_WS:  # two consumers and the one-warp loader (its warpgroup's other 3 warps idle: 12 warps)
             gl.warp_specialize([(_ws_consumer0_fp8, args), (_ws_consumer1_fp8, args), (_ws_fp8_loader, args)],
                                [4, 1], [WS_CONSUMER_REGS, WS_DECODER_REGS])
@@ -2436,6 +2550,12 @@ if gl is not None:
                 gl.warp_specialize([(_ws_consumer0_direct, args), (_ws_consumer1_direct, args),
                                     (_ws_tma_lo_early, args), (_ws_tma_hi_early, args)], [4, 4, 4],
                                    [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            elif WS_PAIR_MERGE and SINGLE_PASS:
+                gl.warp_specialize([(_ws_consumer0_pm1, args), (_ws_consumer1_pm1, args), (_ws_tma_lo, args),
+                                    (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
+            elif WS_PAIR_MERGE:
+                gl.warp_specialize([(_ws_consumer0_pm, args), (_ws_consumer1_pm, args), (_ws_tma_lo, args),
+                                    (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])
             elif EPI_DIRECT:
                 gl.warp_specialize([(_ws_consumer0_direct, args), (_ws_consumer1_direct, args), (_ws_tma_lo, args),
                                     (_ws_tma_hi, args)], [4, 4, 4], [WS_CONSUMER_REGS, WS_DECODER_REGS, WS_DECODER_REGS])

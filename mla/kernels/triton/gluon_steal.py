@@ -162,6 +162,7 @@ if gl is not None:
         COOP_MERGE: gl.constexpr = False, SPLITS_P2: gl.constexpr = 2, UNIFORM_RANGES: gl.constexpr = True,
         SCALE_FIRST: gl.constexpr = True, TIMELINE: gl.constexpr = False, Q_FIRST: gl.constexpr = False,
         CP_ONE: gl.constexpr = False, ISSUE_LATE: gl.constexpr = False, KV_TMA: gl.constexpr = False,
+        WS_PAIR_MERGE: gl.constexpr = False,
         STEAL: gl.constexpr = True, STEAL_CHUNK: gl.constexpr = 4, STEAL_SLOTS: gl.constexpr = 8,
         STEAL_MAX: gl.constexpr = 8, STEAL_RANGES_P2: gl.constexpr = 256, STEAL_WAIT: gl.constexpr = False,
         STEAL_ROTATE: gl.constexpr = False,
@@ -180,6 +181,7 @@ if gl is not None:
         gl.static_assert(not FUSED_REDUCE and not WORK_LIST and not COOP_MERGE and WS_SLOTS == 0,
                          "v154's reduce is the tile reduce (or none at one split)")
         gl.static_assert(UNIFORM_RANGES and SCALE_FIRST and STAGES == 2, "v154 is v153 (uniform ranges, 2 stages)")
+        gl.static_assert(not WS_PAIR_MERGE, "WS_PAIR_MERGE: the warp-specialized kernel's (v170)")
         gl.static_assert(not Q_FIRST and not CP_ONE and not ISSUE_LATE and not KV_TMA,
                          "Q_FIRST, CP_ONE, ISSUE_LATE, KV_TMA: the one-warpgroup kernel's (v158 - v160, v166 - v169)")
         gl.static_assert(BLOCK_N == 64 and num_warps == 4, "v154: 64-token tiles, one warpgroup")

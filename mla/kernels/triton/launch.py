@@ -601,7 +601,8 @@ class TritonDecodePlan:
                                               given=not self.splits_by_heuristic)
         # warp-specialized generation 3 (gluon_ws): each program's two consumers write a partial each, so
         # the partial buffers and the reduce count two splits per program (the grid keeps the programs)
-        self.partials_per_program = 2 if self.variant.gluon_ws else 1
+        # (v170, gluon_ws_pair_merge: one, the consumers merged in shared memory)
+        self.partials_per_program = 2 if self.variant.gluon_ws and not self.variant.gluon_ws_pair_merge else 1
         self.num_splits *= self.partials_per_program
         if self.variant.gluon_ws and (self.fused_reduce or self.balanced):
             raise ValueError(f"variant {self.variant.name!r} (warp-specialized) writes two partials per program for "
@@ -814,7 +815,8 @@ class TritonDecodePlan:
         out = self.out
         args = (q, kv, aux, qo_indptr, kv_indptr, self.part_o, self.part_lse, out,
                 q.stride(0), q.stride(1), stride_kv, stride_sc, out.stride(0), out.stride(1), self.sm_scale,
-                self.num_splits)
+                # (the warp-specialized kernel counts two partials a program: its ranges split over num_splits / 2)
+                self.num_splits * 2 // self.partials_per_program if self.variant.gluon_ws else self.num_splits)
         args += (self.work, self.counters, self.chunk_tokens)  # the work list / fused reduce arguments
         if self.variant.family == "gluon" and not self.variant.gluon_ws:  # + a uniform batch's KV length (or 0)
             args += (self.uniform_kv_len,)

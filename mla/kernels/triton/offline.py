@@ -125,7 +125,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
         hp = heads_per_program(v, num_heads, q_seq_len, kv_format)
         constexprs = dict(NUM_HEADS=num_heads, Q_SEQ_LEN=q_seq_len, HEADS_PER_PROG=hp,
                           BLOCK_M=max(16, triton.next_power_of_2(q_seq_len * hp)), BLOCK_N=v.block_n,
-                          SINGLE_PASS=num_splits == 1 and not v.gluon_ws,  # (ws: two partials per program)
+                          # (ws: two partials per program, or one with the pair merge)
+                          SINGLE_PASS=num_splits == 1 and (not v.gluon_ws or v.gluon_ws_pair_merge),
                           KV_FORMAT=KV_FORMAT_CODE[kv_format],
                           FUSED_REDUCE=fused, WORK_LIST=work_list, num_warps=v.num_warps, **gluon_constexprs(v))
         if not v.gluon_ws:  # (every parameter needs a value: COOP_MERGE off unless the variant merges, as the plan)

@@ -70,6 +70,7 @@ class Variant:
     gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope): no barriers between
     gluon_issue_late: bool = False  # gluon (one warpgroup): the next tile's cp.async below this tile's proxy fence
     gluon_kv_tma: bool = False  # gluon (one warpgroup, fp8): the tiles by TMA on a barrier a stage instead of cp.async
+    gluon_ws_pair_merge: bool = False  # gluon_epi_direct: consumer 1 hands its state to consumer 0 in shared memory: one partial a program
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -729,6 +730,18 @@ VARIANTS["v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
 VARIANTS["v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
     "v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt", "v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt",
     "v168 with a 3-stage ring (2 tiles ahead)", num_stages=3)
+# v170: v143 with one partial a program. r54c found v149's two partials a program (the same two-consumer structure)
+# cost 2.0 us outside the split kernel at bs32-kv8192 (the reduce merging 8 partials an element against 4). Here
+# consumer 1 hands its unnormalized accumulators, l and m to consumer 0 through the ring entries only its tiles use
+# (an even ring: j odd), consumer 0 merges them into its own and stores one partial - or, with one program an element
+# (bs256-kv8192's default), the bf16 output itself, with no reduce launch. Costs: a 32 KB shared round trip and the
+# merge on consumer 0's epilogue (~1 us), consumer 0 waiting for consumer 1's last tile.
+# Prediction (before any run): kernel time -2..-4% against v143 at bs32 / bs64-kv8192 (4 / 2 partials an element -> 2 /
+# 1), -2..-4% at bs256-kv8192 (16 MB of fp32 partials written and read back, and the reduce launch, gone)
+VARIANTS["v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm"] = _plus(
+    "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm",
+    "v143 with the two consumers' partials merged in shared memory: one partial a program (none with one program)",
+    gluon_ws_pair_merge=True)
 
 DEFAULT_VARIANT = {  # per KV format (docs/notes-triton.md; data/measured/h200/)
     "bf16": "v28_n32_w4_s3_tr",  # = v4's split kernel; tile reduce: bs4-kv1024 19.2 -> 13.4 us, bs4-kv8192 50.9 -> 25.4
@@ -894,7 +907,7 @@ GLUON_CONSTEXPRS = {"num_stages": "STAGES", "gluon_v_slots": "V_SLOTS", "gluon_q
                     "gluon_early_tma": "EARLY_TMA", "gluon_kv_first": "KV_FIRST",
                     "gluon_uniform_ranges": "UNIFORM_RANGES", "gluon_scale_first": "SCALE_FIRST",
                     "gluon_q_first": "Q_FIRST", "gluon_cp_one": "CP_ONE", "gluon_issue_late": "ISSUE_LATE",
-                    "gluon_kv_tma": "KV_TMA"}
+                    "gluon_kv_tma": "KV_TMA", "gluon_ws_pair_merge": "WS_PAIR_MERGE"}
 
 
 # the work-stealing kernel's own (gluon_steal.py; gluon_steal_helpers sizes the grid, launch.steal_grid)
