@@ -506,6 +506,61 @@ def test_offline_sm90_sass_of_the_warp_specialized_fp8_kernel(variant):
                                                      + sum(ld.values()) / 4, abs=1)
 
 
+def _sass_ops(sass, prefixes):
+    import collections
+
+    ops = collections.Counter(m.group(1) for m in re.finditer(
+        r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+(?:\.[A-Z0-9_]+)*)", sass))
+    return {o: c for o, c in ops.items() if o.startswith(prefixes)}
+
+
+def test_offline_sm90_sass_of_the_pair_merge():
+    """v170 (v143 + WS_PAIR_MERGE): consumer 1 hands its 8 accumulator slices, l and m (40 8-byte shared stores a
+    thread) to consumer 0 (40 8-byte shared loads), on one more mbarrier arrival and wait, and only consumer 0 stores
+    to global memory: half v143's fp32 stores. With one program an element (num_splits 1) the kernel writes the bf16
+    output itself: no fp32 store at all."""
+    _, base = _sass("v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", 2)
+    _, merged = _sass("v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm", 2)
+    _, single = _sass("v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm", 1)
+    keys = ("STG", "STS.64", "LDS.64", "SYNCS.ARRIVE", "SYNCS.PHASECHK")
+    b, m, s = (_sass_ops(x, keys) for x in (base, merged, single))
+    assert b["STG.E"] == 2 * m["STG.E"] and m["STG.E"] >= 64, (b, m)  # (64 O values + the lse a thread)
+    # (40 each way by the design; the compilers place a couple elsewhere: 3.9 +40 / +40, 3.6 +40 / +38)
+    assert 36 <= m.get("STS.64", 0) - b.get("STS.64", 0) <= 42, (b, m)
+    assert 36 <= m.get("LDS.64", 0) - b.get("LDS.64", 0) <= 42, (b, m)
+    arrive = sum(c for o, c in m.items() if o.startswith("SYNCS.ARRIVE"))
+    assert arrive == sum(c for o, c in b.items() if o.startswith("SYNCS.ARRIVE")) + 1, (b, m)
+    assert m["SYNCS.PHASECHK.TRANS64.TRYWAIT"] > b["SYNCS.PHASECHK.TRANS64.TRYWAIT"], (b, m)  # (a wait, maybe unrolled)
+    assert "STG.E" not in s and s.get("STG.E.U16", 0) == 64, s  # (the bf16 output, 64 values a thread)
+
+
+def test_the_pair_merge_refuses_an_odd_ring():
+    """v170's consumer 1 writes its state into the ring entries only its own tiles use, which holds for an even
+    ring only (tile j in entry j % WS_SLOTS): the kernel asserts it, and the one-warpgroup kernel refuses the flag."""
+    import subprocess
+    import sys
+
+    code = """
+import dataclasses
+from triton.backends.compiler import GPUTarget
+from mla.kernels.triton.offline import compile_offline
+from mla.kernels.triton.variants import VARIANTS
+base = VARIANTS["v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm"]
+for name, change in (("odd", dict(gluon_ws=3)), ("onewg", dict(gluon_ws=0, gluon_ws_decoders=1, gluon_ws_halves=False,
+                     gluon_ws_tma=False, gluon_epi_direct=False))):
+    VARIANTS[name] = dataclasses.replace(base, name=name, **change)
+    try:
+        compile_offline(GPUTarget("cuda", 90, 32), variant=name, kv_format="mxfp4", num_splits=2)
+        print(name, "compiled")
+    except Exception as e:
+        print(name, "refused", "WS_PAIR_MERGE" in str(e))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert "odd refused True" in r.stdout and "onewg refused True" in r.stdout, r.stdout + r.stderr[-3000:]
+
+
 def test_the_fp8_loader_refuses_an_odd_ring():
     """v150 (v149 with 5 slots) faulted on the H200 (round 41): with an odd ring a slot alternates between the two
     consumers and TMA lands tiles out of order, so a parity wait can pass a barrier still in an older phase. The
