@@ -3,11 +3,11 @@
 # program (v170), on whatever card the device tool gives. Run after r54f (scripts/h200_session_r54.sh), on the same
 # warm machine where it can.
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r55.sh r55a
-# r55a  v170's GPU tests (ragged lengths, 2-4 query tokens, 32 heads, 64 splits, one program an element - its output
-#       straight from the kernel -, MXFP4 scales out of range), then v170 against v143 (the MXFP4 default from 32 tiles
+# r55a  v170 against v143 (the MXFP4 default from 32 tiles
 #       a program) at the default call's program counts - bs32-kv8192 4 programs an element, bs64-kv8192 2,
-#       bs256-kv8192 1 - two rounds in opposite order, kernel + fresh; then both kernels' program timelines at
-#       bs32-kv8192.
+#       bs256-kv8192 1 - two rounds in opposite order, kernel + fresh; then v170's GPU tests (ragged lengths, 2-4 query
+#       tokens, 32 heads, 64 splits, one program an element - its output straight from the kernel -, MXFP4 scales
+#       out of range); then both kernels' program timelines at bs32-kv8192.
 # Predicted (written before any run): v170 -2..-4% against v143 at bs32 / bs64-kv8192 (the reduce merges half the
 #   partials, 4 MB / 4 MB fewer fp32 partial bytes written and read back), -2..-4% at bs256-kv8192 (no partials at all:
 #   16 MB written and read back and the reduce launch gone); fresh the same within 1 point. Timeline: v170's consumer
@@ -23,8 +23,7 @@ V170=v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
 case $PART in
 r55a)
-  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170" \
-    --junitxml "$OUT/pytest-r55a.xml"
+  # (the A/B first: every bench row carries its own check, and a session short of device time keeps the rows)
   S=$OUT/pair-merge-r55a.csv
   for r in 1 2; do
     vs=$V143,$V170; [ $r = 2 ] && vs=$V170,$V143
@@ -34,6 +33,8 @@ r55a)
     done
   done
   show "$S"
+  step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170" \
+    --junitxml "$OUT/pytest-r55a.xml"
   mkdir -p "$OUT/tl"
   for v in $V143 $V170; do
     step "timeline-${v%%_*}" 45 python3 scripts/probes/timeline_probe.py "$OUT/tl/${v%%_*}" --formats mxfp4 \
