@@ -818,7 +818,7 @@ HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxf
 # 314.1 / 313.6 vs 312.7 / 312.4; round 41: bs256-kv4096 (64 tiles, two waves) 178.0 / 178.6 vs 168.7 / 170.1.
 # So v149 from 32 tiles where its programs fit one wave (HOPPER_WS_ONE_WAVE: with two waves the second runs on
 # one CTA per SM where v141 keeps two)
-HOPPER_WS_DEFAULT = {"mxfp4": "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "fp8": "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"}
+HOPPER_WS_DEFAULT = {"mxfp4": "v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm", "fp8": "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"}
 HOPPER_WS_MIN_TILES = 32
 HOPPER_WS_ONE_WAVE = frozenset({"fp8"})
 # round 54 (H100: data/measured/h100/issue10/tma-long-r54a.csv, tma-rule-edges-r54e.csv; two rounds each in opposite
