@@ -456,6 +456,37 @@ def test_committed_round_54_rows_say_what_the_notes_say():
     assert measured.round54_run({"bench": ["missing.csv"], "timeline": ("a", "b")}) is None
 
 
+def test_committed_round_55_rows_say_what_the_notes_say():
+    """measured.round55_run reads round 55's committed rows (an H100), in kernel and fresh mode: v170 (v143 with the
+    two consumers merged in shared memory: one partial a program) is >= 1.9% under v143 at bs32 / bs64 / bs256-kv8192
+    at the default's program counts, both rounds - the rule that made it HOPPER_WS_DEFAULT's MXFP4 kernel; fp8 v168 at
+    the rule's split count (one program an SM) is >= 4% under twice that count; the timelines put v170's gain at the
+    end (makespan shorter) and outside the split kernel (>= 1.5 us less: half the partials to merge, or none and no
+    reduce at one program); campaign 28 (v170 the default) has a lower best-format geomean than campaign 27 with v170
+    the best kernel at the three kv8192 shapes it changes."""
+    from mla.analysis import measured
+    from mla.kernels.triton.variants import HOPPER_WS_DEFAULT
+
+    assert HOPPER_WS_DEFAULT["mxfp4"].startswith("v170_")
+    for mode in ("kernel", "fresh"):
+        run = measured.round55_run(mode=mode)
+        assert run is not None, "round 55's rows are committed under data/measured/h100/"
+        ab, sp, ph, camp = run
+        assert set(ab["device"]) == {"NVIDIA H100 80GB HBM3"} and (ab["rounds"] == 2).all()
+        assert len(ab) == 3 and (ab.pct < -1.9).all(), ab
+        r = sp.set_index(["case", "programs"]).pct
+        assert r[("bs32-kv8192-q1-h16", 8)] > 4 and r[("bs64-kv8192-q1-h16", 4)] > 4
+        long = [c for c in measured.LEADERBOARD_CASES if c.endswith("kv8192-q1-h16") and not c.startswith("bs4-")]
+        assert list(camp.loc[long, "kernel_campaign28"]) == ["v170"] * 3
+        assert list(camp.loc[long, "kernel_campaign27"]) == ["v143"] * 3
+        assert camp.loc["geomean", "us_campaign28"] < camp.loc["geomean", "us_campaign27"]
+    p = ph.set_index(["case", "kernel"])
+    for case in ("bs32-kv8192-q1-h16", "bs256-kv8192-q1-h16"):
+        assert p.makespan_us[(case, "v170")] < p.makespan_us[(case, "v143")]
+        assert p.outside_us[(case, "v170")] < p.outside_us[(case, "v143")] - 1.5
+    assert measured.round55_run({"bench": ["missing.csv"], "splits": "x", "timelines": [], "campaigns": ()}) is None
+
+
 def test_q_first_at_the_default_split_counts_across_sessions():
     """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
     split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the

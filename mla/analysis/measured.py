@@ -645,6 +645,86 @@ def round54_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[pd.Da
     return ab.assign(pct=100 * (ab["ratio"] - 1)), t[[c for c in cols if c in t.columns]]
 
 
+ROUND55_RUN = {  # round 55 (docs/notes-triton.md, "Round 55"): MXFP4's consumers merged in shared memory (H100)
+    "bench": ["measured/h100/issue10/pair-merge-r55a.csv"],  # v143 / v170 at the default's program counts
+    "splits": "measured/h100/issue10/tma-splits-r55c.csv",  # fp8 v168 at the rule's split count and twice it
+    "timelines": [("measured/h100/issue10/timeline-r55a.csv.gz",  # v143 / v170 at bs32-kv8192, 4 programs
+                   "measured/h100/issue10/timeline-cost-r55a.csv"),
+                  ("measured/h100/issue10/timeline-r55e.csv.gz",  # v143 / v170 at bs256-kv8192, one program
+                   "measured/h100/issue10/timeline-cost-r55e.csv")],
+    "campaigns": ("measured/h100/campaign27-triton.csv",  # the default call before v170 (r54b)
+                  "measured/h100/campaign28-triton.csv")}  # with v170 the MXFP4 default from 32 tiles (r55b)
+ROUND55_PAIRS = (("v143", "v170"),)
+ROUND55_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r55.sh r55a (on a GPU; r55b-r55e: inline, "
+               "in data/measured/h100/issue10/r55*.log)",
+               "python -m mla timeline data/measured/h100/issue10/timeline-r55a.csv.gz "
+               "--cost data/measured/h100/issue10/timeline-cost-r55a.csv"]
+
+
+def best_format_table(paths, mode: str = "kernel") -> pd.DataFrame:
+    """Per leaderboard case, each campaign file's best checked row in ``mode`` (its format, kernel and time), the
+    files side by side (columns suffixed by the file's stem), and a last row ``geomean`` over the cases."""
+    from ..bench.stats import geomean
+
+    col = f"{mode}_median_us"
+    out = None
+    for p in paths:
+        d = pd.read_csv(DATA / p)
+        d = d[(d["status"] == "ok") & d["check_ok"].astype(bool) & d["case"].isin(LEADERBOARD_CASES)]
+        b = d.loc[d.groupby("case")[col].idxmin(), ["case", "kv_format", "variant", col]]
+        b = b.assign(variant=b["variant"].str.split("_").str[0]).set_index("case")
+        tag = Path(p).name.split("-")[0]
+        b.columns = [f"{c}_{tag}" for c in ("format", "kernel", "us")]
+        out = b if out is None else out.join(b, how="outer")
+    us = [c for c in out.columns if c.startswith("us_")]
+    out = out.loc[[c for c in LEADERBOARD_CASES if c in out.index]]
+    g = pd.DataFrame({c: [geomean(out[c])] if c in us else [""] for c in out.columns}, index=["geomean"])
+    return pd.concat([out, g])
+
+
+def round55_run(run: Mapping | None = None, mode: str = "kernel"):
+    """(A/B, split counts, phases, campaigns) of round 55: :func:`variant_ab` of v143 / v170 (``pct``: the change in
+    percent, ``mode`` "kernel" or "fresh"); fp8 v168's rows at the rule's split count and twice it (``pct`` against
+    the rule's, the smaller count); :func:`mla.analysis.timeline.summary_table` of both timelines with each row's
+    kernel-mode time with the instrument on (``kernel_us``, ``outside_us``) and off (``kernel_off_us``); :func:`best_format_table` of campaigns 27 and 28. ``run`` maps "bench",
+    "splits", "timelines", "campaigns" to paths under data/ (default :data:`ROUND55_RUN`); None when a file is
+    missing."""
+    from .timeline import load_timeline_csv, summary_table
+
+    run = ROUND55_RUN if run is None else run
+    benches = [DATA / p for p in run["bench"]]
+    splits_p = DATA / run["splits"]
+    tls = [(DATA / a, DATA / b) for a, b in run["timelines"]]
+    camps = [DATA / p for p in run["campaigns"]]
+    if not all(p.exists() for p in [*benches, splits_p, *camps, *(x for t in tls for x in t)]):
+        return None
+    bench = pd.concat([pd.read_csv(p).assign(source_csv=_rel(p)) for p in benches], ignore_index=True)
+    ab = variant_ab(bench, pairs=ROUND55_PAIRS, mode=mode)
+    sp = pd.read_csv(splits_p)
+    sp = sp[(sp["status"] == "ok") & sp["check_ok"].astype(bool)]
+    sp = sp.assign(kernel=sp["variant"].str.split("_").str[0],
+                   programs=[json.loads(c)["num_splits"] for c in sp["config"]], us=sp[f"{mode}_median_us"])
+    sp = sp.assign(pct=100 * (sp["us"] / sp.groupby("case")["us"].transform(
+        lambda u: u[sp.loc[u.index, "programs"].idxmin()]) - 1))
+    sp = sp[["case", "kv_format", "kernel", "programs", "us", "pct"]].assign(source_csv=_rel(splits_p))
+    phases = []
+    cols = ["case", "kv_format", "kernel", "programs", "median_prologue_us", "median_first_wait_us",
+            "median_per_tile_us", "median_epilogue_us", "makespan_us", "kernel_us", "outside_us", "kernel_off_us",
+            "source_csv"]
+    for stamps_p, cost_p in tls:
+        cost = pd.read_csv(cost_p)
+        # (the instrumented launches' own time, as `python -m mla timeline --cost` takes it: at bs256-kv8192 the
+        # stamps cost v143 16 us, v170 4 us, so the instrument-off time would put the makespan past the kernel)
+        kern = {(r.case, r.variant, r.kv_format): float(r.kernel_on_median_us) for r in cost.itertuples()}
+        t = summary_table(load_timeline_csv(stamps_p), kern)
+        off = {(r.case, r.variant): float(r.kernel_off_median_us) for r in cost.itertuples()}
+        t = t.assign(kernel=t["variant"].str.split("_").str[0], source_csv=_rel(stamps_p),
+                     kernel_off_us=[off[(c, v)] for c, v in zip(t["case"], t["variant"])])
+        phases.append(t[[c for c in cols if c in t.columns]])
+    return (ab.assign(pct=100 * (ab["ratio"] - 1)), sp.reset_index(drop=True), pd.concat(phases, ignore_index=True),
+            best_format_table(run["campaigns"], mode))
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same

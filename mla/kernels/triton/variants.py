@@ -736,8 +736,10 @@ VARIANTS["v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
 # (an even ring: j odd), consumer 0 merges them into its own and stores one partial - or, with one program an element
 # (bs256-kv8192's default), the bf16 output itself, with no reduce launch. Costs: a 32 KB shared round trip and the
 # merge on consumer 0's epilogue (~1 us), consumer 0 waiting for consumer 1's last tile.
-# Prediction (before any run): kernel time -2..-4% against v143 at bs32 / bs64-kv8192 (4 / 2 partials an element -> 2 /
-# 1), -2..-4% at bs256-kv8192 (16 MB of fp32 partials written and read back, and the reduce launch, gone)
+# Prediction (before any run): kernel time -2..-4% against v143 at bs32 / bs64-kv8192 (8 / 4 partials an element -> 4 /
+# 2), -2..-4% at bs256-kv8192 (16 MB of fp32 partials written and read back, and the reduce launch, gone).
+# Measured (round 55, H100, data/measured/h100/issue10/pair-merge-r55a.csv, two rounds in opposite order, every row
+# checked): -2.8 / -2.5 / -3.0% kernel (fresh -1.9 / -2.2 / -3.4%) at bs32 / bs64 / bs256-kv8192; the default since
 VARIANTS["v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm"] = _plus(
     "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm",
     "v143 with the two consumers' partials merged in shared memory: one partial a program (none with one program)",
@@ -818,6 +820,7 @@ HOPPER_RAGGED_DEFAULT = {"fp8": "v141_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm", "mxf
 # 314.1 / 313.6 vs 312.7 / 312.4; round 41: bs256-kv4096 (64 tiles, two waves) 178.0 / 178.6 vs 168.7 / 170.1.
 # So v149 from 32 tiles where its programs fit one wave (HOPPER_WS_ONE_WAVE: with two waves the second runs on
 # one CTA per SM where v141 keeps two)
+# round 55: MXFP4's kernel is v170 (v143 with one partial a program: -2.5..-3.0% at 32-128 tiles, both rounds)
 HOPPER_WS_DEFAULT = {"mxfp4": "v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm", "fp8": "v149_n64_w4_s2_gl_en_ws4_tma_ldsm_ed"}
 HOPPER_WS_MIN_TILES = 32
 HOPPER_WS_ONE_WAVE = frozenset({"fp8"})
