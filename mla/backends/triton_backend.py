@@ -21,7 +21,8 @@ Config keys (all optional):
                the split kernel (one launch, a cooperative grid of at most one program per SM; the one-
                warpgroup generation-3 kernels only); None: the variant's choice (v147 / v148 take it)
   warp_specialized  None (default): the default call swaps in the warp-specialized kernel where the rule says
-               (launch.ws_default_choice: MXFP4 v143 and fp8 v149 on long programs); False: never (the control)
+               (launch.ws_default_choice: MXFP4 v170 on long programs; fp8 v149 where kv_tma=False); False: never
+               (the control)
   kv_tma       None (default): a uniform fp8 batch's default call takes the kernels that load its tiles by TMA
                by KV tiles a program (launch.tma_default_variant: v168 from 32, v169 from 128 where the programs
                outnumber the SMs; round 54);
