@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Round 56 (prepared 2026-12-06 ~15:50 UTC, offline; not run): what rounds 52-55 left for the card that comes.
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r56.sh r56a   (carry [".carry/fi"])
+# r56a  On an H200: campaign 29 (the default call of rounds 52-55 - fp8 v160 / v168 / v169, MXFP4 v159 / v170 - with
+#       FlashInfer beside it), the first H200 run of those defaults and the leaderboard candidate; then the two
+#       long-program A/Bs that made them, on this card: the fp8 default call with / without the TMA rule (kv_tma=None
+#       / False) and MXFP4 v143 / v170, at bs32 / bs64 / bs256-kv8192, two rounds in opposite order.
+#       On an H100 (campaigns 24-28 ran there): the program timeline of the default call at bs256-kv1024 (one program
+#       an element, 16 tiles, two programs an SM) for fp8 and MXFP4, where both sit furthest over a plain read of
+#       their bytes among the shapes without a reduce (campaign 28: fp8 71.5 us, MXFP4 63.2, against ~48 / ~26 us of
+#       read at 3.1 TB/s).
+# Predicted (written before any run):
+#   H200: campaign 29's best-format geomean 39.5-41.5 us kernel (campaign 23: 42.8), from the H100 ratios carried over
+#     (fp8 -6..-8% at the four short shapes, -3% at bs256-kv1024, -6% / -5% at bs64 / bs256-kv8192, -10% at
+#     bs32-kv8192, where fp8 becomes the best format); fresh within 1 us of kernel; FlashInfer's geomean as in
+#     campaign 23 within 3%. The A/Bs: kv_tma -5..-10% at the three shapes; v170 -2..-4%.
+#   H100: the ends are a small part at bs256-kv1024 (prologue + first-tile wait + epilogue ~8 us of a ~65-70 us
+#     makespan); the time a tile is 1.6-2x the one-program-an-SM rate of the kv8192 timelines (two programs share
+#     the SM), so the gap over the read sits in the loop's rate; outside the kernel 1.5-3 us (no reduce).
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r56a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r56
+V143=v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed
+V170=v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
+LONG=bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs256-kv8192-q1-h16
+case $PART in
+r56a)
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    if [ "${NO_FI:-0}" = 1 ]; then session_campaign 29 200 triton; else install_flashinfer; session_campaign 29 300 flashinfer triton; fi
+    [ -f "$OUT/campaign29.log" ] && tail -16 "$OUT/campaign29.log"
+    S=$OUT/long-ab-r56a.csv
+    for r in 1 2; do
+      o=None,False; vs=$V143,$V170; [ $r = 2 ] && o=False,None && vs=$V170,$V143
+      step "fp8-default-$r" 60 $B --kv-format fp8 --cases $LONG --sweep kv_tma=$o --out $S --append
+      for cs in bs32-kv8192-q1-h16:4 bs64-kv8192-q1-h16:2 bs256-kv8192-q1-h16:1; do
+        step "mx-${cs%%-q1*}-$r" 40 $B --kv-format mxfp4 --cases ${cs%%:*} --sweep variant=$vs \
+          --sweep num_splits=${cs#*:} --out $S --append
+      done
+    done
+    show "$S"
+  else
+    mkdir -p "$OUT/tl"
+    step timeline 90 python3 scripts/probes/timeline_probe.py "$OUT/tl" --formats fp8,mxfp4 \
+      --cases bs256-kv1024-q1-h16 --repeats 4 --seconds 0.4
+    if [ -f "$OUT/tl/timeline.csv" ]; then
+      gzip -c "$OUT/tl/timeline.csv" > "$OUT/timeline-r56a.csv.gz"; cp "$OUT/tl/timeline-cost.csv" "$OUT/timeline-cost-r56a.csv"
+      STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r56a.csv.gz" --cost "$OUT/timeline-cost-r56a.csv"
+    fi
+    rm -rf "$OUT/tl"
+  fi
+  ;;
+*) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
