@@ -69,3 +69,15 @@ for f in sys.argv[1:]:
         print(d[cols].to_string())
 PY
 }
+
+# timeline_collect TAG: every program-timeline probe run under $OUT/tl/<name>/ (scripts/probes/timeline_probe.py) into
+# $OUT/timeline-TAG.csv.gz and $OUT/timeline-cost-TAG.csv (one header each), their summary into the log; $OUT/tl goes
+timeline_collect() {
+  local tag=$1
+  if ls "$OUT"/tl/*/timeline.csv >/dev/null 2>&1; then
+    cat "$OUT"/tl/*/timeline.csv | awk 'NR==1 || !/^run_id/' | gzip -c > "$OUT/timeline-$tag.csv.gz"
+    cat "$OUT"/tl/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-cost-$tag.csv"
+    STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-$tag.csv.gz" --cost "$OUT/timeline-cost-$tag.csv"
+  fi
+  rm -rf "$OUT/tl"
+}

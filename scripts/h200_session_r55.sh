@@ -35,17 +35,11 @@ r55a)
   show "$S"
   step tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170" \
     --junitxml "$OUT/pytest-r55a.xml"
-  mkdir -p "$OUT/tl"
   for v in $V143 $V170; do
     step "timeline-${v%%_*}" 45 python3 scripts/probes/timeline_probe.py "$OUT/tl/${v%%_*}" --formats mxfp4 \
       --cases bs32-kv8192-q1-h16 --variant $v --num-splits 4 --repeats 4 --seconds 0.4
   done
-  if ls "$OUT"/tl/*/timeline.csv >/dev/null 2>&1; then
-    cat "$OUT"/tl/*/timeline.csv | awk 'NR==1 || !/^run_id/' | gzip -c > "$OUT/timeline-r55a.csv.gz"
-    cat "$OUT"/tl/*/timeline-cost.csv | awk 'NR==1 || !/^run_id/' > "$OUT/timeline-cost-r55a.csv"
-    STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r55a.csv.gz" --cost "$OUT/timeline-cost-r55a.csv"
-  fi
-  rm -rf "$OUT/tl"
+  timeline_collect r55a
   ;;
 *) echo "unknown part $PART (r55a)" >&2; exit 2 ;;
 esac

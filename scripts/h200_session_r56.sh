@@ -41,14 +41,9 @@ r56a)
     done
     show "$S"
   else
-    mkdir -p "$OUT/tl"
-    step timeline 90 python3 scripts/probes/timeline_probe.py "$OUT/tl" --formats fp8,mxfp4 \
+    step timeline 90 python3 scripts/probes/timeline_probe.py "$OUT/tl/default" --formats fp8,mxfp4 \
       --cases bs256-kv1024-q1-h16 --repeats 4 --seconds 0.4
-    if [ -f "$OUT/tl/timeline.csv" ]; then
-      gzip -c "$OUT/tl/timeline.csv" > "$OUT/timeline-r56a.csv.gz"; cp "$OUT/tl/timeline-cost.csv" "$OUT/timeline-cost-r56a.csv"
-      STEP_MARGIN=0 step summary 30 python3 -m mla timeline "$OUT/timeline-r56a.csv.gz" --cost "$OUT/timeline-cost-r56a.csv"
-    fi
-    rm -rf "$OUT/tl"
+    timeline_collect r56a
   fi
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
