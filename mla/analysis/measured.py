@@ -686,9 +686,9 @@ def round55_run(run: Mapping | None = None, mode: str = "kernel"):
     """(A/B, split counts, phases, campaigns) of round 55: :func:`variant_ab` of v143 / v170 (``pct``: the change in
     percent, ``mode`` "kernel" or "fresh"); fp8 v168's rows at the rule's split count and twice it (``pct`` against
     the rule's, the smaller count); :func:`mla.analysis.timeline.summary_table` of both timelines with each row's
-    kernel-mode time with the instrument on (``kernel_us``, ``outside_us``) and off (``kernel_off_us``); :func:`best_format_table` of campaigns 27 and 28. ``run`` maps "bench",
-    "splits", "timelines", "campaigns" to paths under data/ (default :data:`ROUND55_RUN`); None when a file is
-    missing."""
+    kernel-mode time with the instrument on (``kernel_us``, ``outside_us``) and off (``kernel_off_us``);
+    :func:`best_format_table` of campaigns 27 and 28. ``run`` maps "bench", "splits", "timelines", "campaigns" to
+    paths under data/ (default :data:`ROUND55_RUN`); None when a file is missing."""
     from .timeline import load_timeline_csv, summary_table
 
     run = ROUND55_RUN if run is None else run

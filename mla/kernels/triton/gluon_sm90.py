@@ -2029,7 +2029,8 @@ if gl is not None:
     def _ws_consumer1_direct(ptrs, ints, bufs):
         _ws_consumer(1, ptrs, ints, bufs, True, True)
 
-    # v170's (WS_PAIR_MERGE; _pm1: one program an element, the output itself)
+    # v170's (WS_PAIR_MERGE; _pm1: one program an element, the output itself): literal flags, as V_LDSM's above
+    # (read from the partitions' argument tuple they are no constexprs on triton 3.6)
     @gluon.jit
     def _ws_consumer0_pm(ptrs, ints, bufs):
         _ws_consumer(0, ptrs, ints, bufs, True, True, False, True)
@@ -2173,7 +2174,9 @@ if gl is not None:
                      EPI_DIRECT: gl.constexpr = False, FP8_KV: gl.constexpr = False, WS_PAIR_MERGE: gl.constexpr = False,
                      SINGLE_PASS: gl.constexpr = False):
         """A consumer partition: v116's loop (QK_CAT, PV_FP8, PV_PROMOTE, V_CF, LAZY_SUM) over the tiles
-        j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY).
+        j = PARITY, PARITY + 2, ... of the program, then its own partial (split 2 split + PARITY); with
+        WS_PAIR_MERGE (v170) consumer 0 merges consumer 1's state and stores the program's one partial (split
+        `split`), or with SINGLE_PASS the output.
         FP8_KV (v149+): the tiles are the fp8 cache's rows as the loader's TMA wrote them - the per-tensor
         scale folded into the scores and the output, and a last tile that ends inside the ring entry has
         the rows past the program's end zeroed first (TMA fills only past the tensor's end; the next rows
@@ -2505,7 +2508,7 @@ if gl is not None:
         s1_smem = gl.allocate_shared_memory(gl.float32, [R], s1_sl)
         full = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
         empty = gl.allocate_shared_memory(gl.int64, [WS_SLOTS, 1], mbarrier.MBarrierLayout())
-        pair = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # (WS_PAIR_MERGE's hand-over)
+        pair = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())  # (WS_PAIR_MERGE's hand-over)
         mbarrier.init(pair.index(0), count=1)
         for i in gl.static_range(WS_SLOTS):
             # every decoder arrives on each tile (fp8: the loader's expect, the bytes complete it)

@@ -70,7 +70,7 @@ class Variant:
     gluon_cp_one: bool = False  # gluon (one warpgroup, fp8): a tile as two copies (latent, rope): no barriers between
     gluon_issue_late: bool = False  # gluon (one warpgroup): the next tile's cp.async below this tile's proxy fence
     gluon_kv_tma: bool = False  # gluon (one warpgroup, fp8): the tiles by TMA on a barrier a stage instead of cp.async
-    gluon_ws_pair_merge: bool = False  # gluon_epi_direct: consumer 1 hands its state to consumer 0 in shared memory: one partial a program
+    gluon_ws_pair_merge: bool = False  # gluon_epi_direct: consumer 0 merges consumer 1's state: one partial a program
     gluon_maxnreg: int = 0  # gluon: register cap per thread (the launch option maxnreg; 0 = the compiler's choice)
     coop_merge: bool = False  # gluon (one warpgroup): the splits merge the output together, one launch (cooperative grid)
     # gluon (v154+, gluon_steal.py, steal_protocol.py): owners claim their range from the front, helper programs take
@@ -739,7 +739,8 @@ VARIANTS["v169_n64_w4_s3_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt"] = _plus(
 # Prediction (before any run): kernel time -2..-4% against v143 at bs32 / bs64-kv8192 (8 / 4 partials an element -> 4 /
 # 2), -2..-4% at bs256-kv8192 (16 MB of fp32 partials written and read back, and the reduce launch, gone).
 # Measured (round 55, H100, data/measured/h100/issue10/pair-merge-r55a.csv, two rounds in opposite order, every row
-# checked): -2.8 / -2.5 / -3.0% kernel (fresh -1.9 / -2.2 / -3.4%) at bs32 / bs64 / bs256-kv8192; the default since
+# checked): -2.8 / -2.5 / -3.0% kernel (fresh -1.9 / -2.2 / -3.4%) at bs32 / bs64 / bs256-kv8192; MXFP4's
+# HOPPER_WS_DEFAULT since
 VARIANTS["v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm"] = _plus(
     "v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed", "v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm",
     "v143 with the two consumers' partials merged in shared memory: one partial a program (none with one program)",
