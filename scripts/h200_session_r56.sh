@@ -47,6 +47,9 @@ r56a)
       --cases bs256-kv1024-q1-h16 --repeats 4 --seconds 0.4
     timeline_collect r56a
   fi
+  # the head's v170 (its one-slot hand-over barrier, changed after r55 ran) and the default rules, on this card
+  step tests 90 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170 or default" \
+    --junitxml "$OUT/pytest-r56a.xml"
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
 esac
