@@ -27,6 +27,9 @@ V143=v143_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed
 V170=v170_n64_w4_s2_gl_mx_ws4_tma_ldsm_ed_pm
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh"
 LONG=bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs256-kv8192-q1-h16
+# the head's v170 (its one-slot hand-over barrier, changed after r55 ran) and the default rules, on this card
+head_tests() { step tests 90 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170 or default" \
+  --junitxml "$OUT/pytest-r56a.xml"; }
 case $PART in
 r56a)
   if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -42,14 +45,16 @@ r56a)
       done
     done
     show "$S"
-  else
+    head_tests
+  elif [ "${H100_TIMELINE:-0}" = 1 ]; then
+    # ran at 16:50 UTC on an H100 (7827153, with the tests above: data/measured/h100/issue10/*r56a*)
     step timeline 90 python3 scripts/probes/timeline_probe.py "$OUT/tl/default" --formats fp8,mxfp4 \
       --cases bs256-kv1024-q1-h16 --repeats 4 --seconds 0.4
     timeline_collect r56a
+    head_tests
+  else
+    say "not an H200: r56a's H100 part has run (16:50 UTC; H100_TIMELINE=1 runs it again); nothing else here"
   fi
-  # the head's v170 (its one-slot hand-over barrier, changed after r55 ran) and the default rules, on this card
-  step tests 90 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170 or default" \
-    --junitxml "$OUT/pytest-r56a.xml"
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
 esac
