@@ -487,6 +487,27 @@ def test_committed_round_55_rows_say_what_the_notes_say():
     assert measured.round55_run({"bench": ["missing.csv"], "splits": "x", "timelines": [], "campaigns": ()}) is None
 
 
+def test_committed_round_56_rows_say_what_the_notes_say():
+    """measured.round56_run reads round 56's committed timeline (an H100): at bs256-kv1024 (256 programs, two an SM, 16
+    tiles each) fp8 v160's SM takes a tile in the time one program an SM takes one at bs32-kv8192 (within 5%: the
+    loop runs at the memory's rate, two programs add no throughput), its prologue and first wait are longer than at
+    one program an SM (the first wave's bytes), and the kernel is within 10% of round 50's plain read of its bytes;
+    MXFP4 v159 stays >= 1.3x its read (its loop, not its bytes, binds)."""
+    from mla.analysis import measured
+
+    run = measured.round56_run()
+    assert run is not None, "round 56's rows are committed under data/measured/h100/issue10/"
+    ph, gap = run
+    p = ph.set_index(["case", "kv_format"])
+    long, one = p.loc[("bs256-kv1024-q1-h16", "fp8")], p.loc[("bs32-kv8192-q1-h16", "fp8")]
+    assert (long.programs, long.max_co_resident, one.max_co_resident) == (256, 2, 1)
+    assert abs(long.per_tile_per_sm_us / one.per_tile_per_sm_us - 1) < 0.05
+    assert long.median_first_wait_us > one.median_first_wait_us + 2
+    g = gap.set_index("kv_format").ratio
+    assert g["fp8"] < 1.10 and g["mxfp4"] > 1.3
+    assert measured.round56_run({"timeline": ("missing.csv.gz", "x"), "one_per_sm": ("a", "b")}) is None
+
+
 def test_q_first_at_the_default_split_counts_across_sessions():
     """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
     split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the

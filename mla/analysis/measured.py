@@ -689,8 +689,6 @@ def round55_run(run: Mapping | None = None, mode: str = "kernel"):
     kernel-mode time with the instrument on (``kernel_us``, ``outside_us``) and off (``kernel_off_us``);
     :func:`best_format_table` of campaigns 27 and 28. ``run`` maps "bench", "splits", "timelines", "campaigns" to
     paths under data/ (default :data:`ROUND55_RUN`); None when a file is missing."""
-    from .timeline import load_timeline_csv, summary_table
-
     run = ROUND55_RUN if run is None else run
     benches = [DATA / p for p in run["bench"]]
     splits_p = DATA / run["splits"]
@@ -707,10 +705,21 @@ def round55_run(run: Mapping | None = None, mode: str = "kernel"):
     sp = sp.assign(pct=100 * (sp["us"] / sp.groupby("case")["us"].transform(
         lambda u: u[sp.loc[u.index, "programs"].idxmin()]) - 1))
     sp = sp[["case", "kv_format", "kernel", "programs", "us", "pct"]].assign(source_csv=_rel(splits_p))
+    return (ab.assign(pct=100 * (ab["ratio"] - 1)), sp.reset_index(drop=True), _timeline_phases(tls),
+            best_format_table(run["campaigns"], mode))
+
+
+PHASE_COLUMNS = ["case", "kv_format", "kernel", "programs", "max_co_resident", "median_prologue_us",
+                 "median_first_wait_us", "median_per_tile_us", "median_epilogue_us", "makespan_us", "kernel_us",
+                 "outside_us", "kernel_off_us", "source_csv"]
+
+
+def _timeline_phases(tls) -> pd.DataFrame:
+    """:func:`mla.analysis.timeline.summary_table` of each (stamps, cost) pair of paths, one table: each row's
+    kernel-mode time with the instrument on (``kernel_us``, ``outside_us``) and off (``kernel_off_us``)."""
+    from .timeline import load_timeline_csv, summary_table
+
     phases = []
-    cols = ["case", "kv_format", "kernel", "programs", "median_prologue_us", "median_first_wait_us",
-            "median_per_tile_us", "median_epilogue_us", "makespan_us", "kernel_us", "outside_us", "kernel_off_us",
-            "source_csv"]
     for stamps_p, cost_p in tls:
         cost = pd.read_csv(cost_p)
         # (the instrumented launches' own time, as `python -m mla timeline --cost` takes it: at bs256-kv8192 the
@@ -720,9 +729,34 @@ def round55_run(run: Mapping | None = None, mode: str = "kernel"):
         off = {(r.case, r.variant): float(r.kernel_off_median_us) for r in cost.itertuples()}
         t = t.assign(kernel=t["variant"].str.split("_").str[0], source_csv=_rel(stamps_p),
                      kernel_off_us=[off[(c, v)] for c, v in zip(t["case"], t["variant"])])
-        phases.append(t[[c for c in cols if c in t.columns]])
-    return (ab.assign(pct=100 * (ab["ratio"] - 1)), sp.reset_index(drop=True), pd.concat(phases, ignore_index=True),
-            best_format_table(run["campaigns"], mode))
+        phases.append(t[[c for c in PHASE_COLUMNS if c in t.columns]])
+    return pd.concat(phases, ignore_index=True)
+
+
+ROUND56_RUN = {  # round 56 (docs/notes-triton.md, "Round 56"): the default call's timeline at bs256-kv1024 (H100)
+    "timeline": ("measured/h100/issue10/timeline-r56a.csv.gz",  # fp8 v160 / MXFP4 v159, 256 programs, 16 tiles
+                 "measured/h100/issue10/timeline-cost-r56a.csv"),
+    "one_per_sm": ("measured/h100/issue10/timeline-r54c.csv.gz",  # fp8 v160 at bs32-kv8192: one program an SM
+                   "measured/h100/issue10/timeline-cost-r54c.csv")}
+ROUND56_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. H100_TIMELINE=1 bash scripts/h200_session_r56.sh r56a (an H100)",
+               "python -m mla timeline data/measured/h100/issue10/timeline-r56a.csv.gz "
+               "--cost data/measured/h100/issue10/timeline-cost-r56a.csv"]
+
+
+def round56_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(phases, read gap) of round 56's timeline: :func:`_timeline_phases` of the default call at bs256-kv1024 (two
+    programs an SM) with fp8 v160's rows at bs32-kv8192 (one program an SM) beside it, and ``per_tile_per_sm_us``
+    (the median time a tile over the programs an SM shares: the SM's own rate); :func:`same_run_read_gap` of the
+    bs256-kv1024 rows against round 50's plain read (another H100). ``run`` maps "timeline" / "one_per_sm" to
+    (stamps, cost) paths under data/ (default :data:`ROUND56_RUN`); None when a file is missing."""
+    run = ROUND56_RUN if run is None else run
+    tls = [tuple(DATA / p for p in run[k]) for k in ("timeline", "one_per_sm")]
+    if not all(p.exists() for t in tls for p in t):
+        return None
+    ph = _timeline_phases(tls)
+    ph = ph[(ph["case"] != "bs32-kv8192-q1-h16") | (ph["kernel"] == "v160")].reset_index(drop=True)
+    ph = ph.assign(per_tile_per_sm_us=ph["median_per_tile_us"] / ph["max_co_resident"])
+    return ph, same_run_read_gap(pd.read_csv(tls[0][1]))
 
 
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
