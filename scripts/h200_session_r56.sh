@@ -56,6 +56,7 @@ r56a)
     # r56a's H100 part ran at 16:50 UTC (H100_TIMELINE=1 runs it again). On another H100: the GPU suite at this commit
     # (the last whole run was 799dab6, before rounds 52-55), less the offline compiles CI runs on every push; two steps,
     # each with its own report, so one step's time limit leaves the other's
+    install_flashinfer
     P="python3 -m pytest -q -n 10 -p no:cacheprovider -rfE -k 'not offline'"
     step suite-gen3 330 bash -c "$P tests/test_triton_gen3.py --junitxml $OUT/pytest-suite-gen3.xml"
     step suite-rest 200 bash -c "$P tests --ignore=tests/test_triton_gen3.py --ignore=tests/test_notebooks.py \
