@@ -58,8 +58,8 @@ r56a)
     # each with its own report, so one step's time limit leaves the other's
     install_flashinfer
     P="python3 -m pytest -q -n 10 -p no:cacheprovider -rfE -k 'not offline'"
-    step suite-gen3 330 bash -c "$P tests/test_triton_gen3.py --junitxml $OUT/pytest-suite-gen3.xml"
-    step suite-rest 200 bash -c "$P tests --ignore=tests/test_triton_gen3.py --ignore=tests/test_notebooks.py \
+    step suite-gen3 300 bash -c "$P tests/test_triton_gen3.py --junitxml $OUT/pytest-suite-gen3.xml"
+    step suite-rest 170 bash -c "$P tests --ignore=tests/test_triton_gen3.py --ignore=tests/test_notebooks.py \
       --junitxml $OUT/pytest-suite-rest.xml"
   fi
   ;;
