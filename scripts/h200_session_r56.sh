@@ -53,14 +53,10 @@ r56a)
     timeline_collect r56a
     head_tests
   else
-    # r56a's H100 part ran at 16:50 UTC (H100_TIMELINE=1 runs it again). On another H100: the GPU suite at this commit
-    # (the last whole run was 799dab6, before rounds 52-55), less the offline compiles CI runs on every push; two steps,
-    # each with its own report, so one step's time limit leaves the other's
-    install_flashinfer
-    P="python3 -m pytest -q -n 10 -p no:cacheprovider -rfE -k 'not offline'"
-    step suite-gen3 300 bash -c "$P tests/test_triton_gen3.py --junitxml $OUT/pytest-suite-gen3.xml"
-    step suite-rest 170 bash -c "$P tests --ignore=tests/test_triton_gen3.py --ignore=tests/test_notebooks.py \
-      --junitxml $OUT/pytest-suite-rest.xml"
+    # r56a's H100 part ran at 16:50 UTC (H100_TIMELINE=1 runs it again). On another H100: the whole GPU suite at this
+    # commit in one step (the last whole run was 799dab6, before rounds 52-55; round 56's two steps ran 827 of 1589),
+    # less the offline compiles CI runs on every push
+    OUT=$OUT/suite TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_suite.sh
   fi
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
