@@ -31,6 +31,9 @@ def generate_input(batch_size: int, q_seq_len: int, kv_seq_len: int, seed: int, 
         kv_lens = tuple(int(n) for n in kv_lens)
     P.validate_shape(batch_size, q_seq_len, kv_seq_len, num_heads, kv_lens)
     device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():  # torch's own error names an ATen library
+        raise ValueError(f"device {str(device)!r}: this machine has no CUDA/ROCm device (torch {torch.__version__}); "
+                         "use device='cpu'")
     lengths = kv_lens if kv_lens is not None else (kv_seq_len,) * batch_size
     total_q, total_kv = batch_size * q_seq_len, sum(lengths)
 

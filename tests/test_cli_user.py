@@ -66,6 +66,36 @@ def test_smoke_refuses_an_unavailable_backend_instead_of_a_reference_only_pass(b
     assert f"backend {backend!r} is not available here" in out.err and "passed" not in out.out
 
 
+def test_building_the_cli_does_not_import_triton():
+    """`smoke --backend triton` on a CPU turns the interpreter on, which works only before triton is
+    imported; the suite sets TRITON_INTERPRET=1 for itself, so only a clean process shows the order."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    code = ("import os, sys; from mla.cli import build_parser; build_parser(); import mla.commands as c; "
+            "seen = 'triton' in sys.modules; c._enable_triton_interpreter(['triton'], 'cpu'); "
+            "print(seen, os.environ.get('TRITON_INTERPRET'))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-2:] == ["False", "1"], r.stdout
+
+
+@cpu_only
+def test_generate_input_on_a_missing_gpu_is_one_clear_error():
+    import mla
+
+    with pytest.raises(ValueError, match="no CUDA/ROCm device"):
+        mla.generate_input(4, 1, 1024, seed=0, device="cuda")
+
+
+@cpu_only
+def test_the_timeline_probe_and_report_stop_in_one_line_on_a_cpu(tmp_path, capsys):
+    r = subprocess.run([sys.executable, "scripts/probes/timeline_probe.py", str(tmp_path / "tl")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "needs an NVIDIA GPU" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "tl").exists()
+    assert cli(["timeline", str(tmp_path / "timeline.csv")]) == 2
+    one_line_error(capsys, "no timeline CSV at")
+
+
 # --- GPU requests on a CPU machine: one line, nothing touched ---------------------------------------
 @cpu_only
 @pytest.mark.parametrize("argv", [

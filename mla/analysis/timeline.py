@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from numbers import Real
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -371,6 +372,9 @@ def _require_columns(df: pd.DataFrame) -> None:
 def load_timeline_csv(path) -> pd.DataFrame:
     """Read a timeline CSV and check that it has every column of :data:`CSV_COLUMNS` (ValueError naming
     the missing ones). Row order is kept: within a repeat it is the program's linear id."""
+    if not Path(path).is_file():
+        raise ValueError(f"no timeline CSV at {str(path)!r} (scripts/probes/timeline_probe.py OUT_DIR writes "
+                         "OUT_DIR/timeline.csv, on an sm90 GPU)")
     df = pd.read_csv(path)
     _require_columns(df)
     return df
@@ -595,6 +599,8 @@ def _cmd_timeline(args) -> int:
         df = df[df["case"].isin(args.case.split(","))]
         if not len(df):
             raise ValueError(f"no rows for cases {args.case!r} in {args.csv}")
+    if args.cost and not Path(args.cost).is_file():
+        raise ValueError(f"--cost: no file at {args.cost!r}")
     cost = pd.read_csv(args.cost) if args.cost else None
     if args.steal:
         t = steal_table(df, cost)

@@ -117,6 +117,10 @@ def main(argv=None) -> int:
                     help="the L2 flush before every launch: 'write' (the kernel mode's, dirty lines: the leaderboard's "
                          "state) or 'read' (clean lines: how much of a phase is the dirty lines' write-back)")
     args = ap.parse_args(argv)
+    if not torch.cuda.is_available():  # the stamps are sm90 PTX (%globaltimer, %smid): nothing to run on a CPU
+        print(f"error: the timeline probe needs an NVIDIA GPU (sm90); this machine has none (torch {torch.__version__})",
+              file=sys.stderr)
+        return 2
     device = torch.device("cuda")
     run_id = prov.new_run_id(device)
     base = prov.provenance(device, run_id)
