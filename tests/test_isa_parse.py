@@ -82,6 +82,9 @@ def test_classify_edge_cases():
     assert "mfma_bf16_f16" in classify_amd("v_mfma_f32_32x32x16_bf16")
     assert "ds_read_tr" not in classify_amd("ds_read_b128")
     assert classify_amd("s_nop") == ["instructions"]
+    # a spill is counted as scratch, never as a global load / store
+    assert classify_amd("scratch_store_dwordx2") == ["instructions", "scratch"]
+    assert classify_amd("scratch_load_dword") == ["instructions", "scratch"]
 
 
 def test_nvidia_parsers():

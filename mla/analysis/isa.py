@@ -81,7 +81,7 @@ class AmdKernelStats:
 # scaled kind counts in mfma and mfma_scaled).
 AMD_MIX_KEYS = ("instructions", "mfma", "mfma_scaled", "mfma_fp8", "mfma_bf16_f16", "ds_read_tr",
                 "ds_read", "ds_write", "global_load", "global_store", "s_waitcnt", "s_barrier",
-                "cvt_scale", "v_exp", "dpp", "sched_hint")
+                "cvt_scale", "v_exp", "dpp", "sched_hint", "scratch")  # scratch: spill loads / stores
 
 
 def classify_amd(mnemonic: str, operands: str = "") -> list[str]:
@@ -111,6 +111,8 @@ def classify_amd(mnemonic: str, operands: str = "") -> list[str]:
         out.append("s_barrier")
     elif m.startswith("v_cvt_scalef32"):
         out.append("cvt_scale")
+    elif m.startswith("scratch_"):  # gfx9's spill path (scratch_load / scratch_store): where the spills run
+        out.append("scratch")
     elif m.startswith("v_exp_"):
         out.append("v_exp")
     elif m in ("s_setprio", "sched_barrier", "s_sched_group_barrier"):
