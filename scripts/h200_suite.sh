@@ -19,7 +19,8 @@ WORKERS=${SUITE_WORKERS:-$(( ${MEM_MB:-0} > 100000 ? 12 : 10 ))}
 VERBOSE=$OUT/suite-verbose.log
 step suite 540 bash -c "python3 -m pytest -v -n $WORKERS -p no:cacheprovider tests \
   --ignore=tests/test_notebooks.py -rfE ${SUITE_K:+-k '$SUITE_K'} --junitxml=$OUT/pytest-suite.xml > $VERBOSE 2>&1"
-say "tests ended: $(grep -cE ' (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) ' "$VERBOSE"); failed or errored:"
-grep -E '(FAILED|ERROR) tests/' "$VERBOSE" | sed -E 's/^\[gw[0-9]+\] \[ *[0-9]+%\] //' | sort -u | tee -a "$LOG"
-tail -n 25 "$VERBOSE" | grep -E '^(FAILED|ERROR|=+ .*(passed|failed))' | tee -a "$LOG"
+# the per-test lines ("[gw3] [ 41%] FAILED tests/...") exist whether or not the run was cut; the messages are in $VERBOSE
+say "tests ended: $(grep -cE '^\[gw[0-9]+\] .* (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) ' "$VERBOSE"); failed or errored:"
+grep -E '^\[gw[0-9]+\] .* (FAILED|ERROR) tests/' "$VERBOSE" | sed -E 's/^\[gw[0-9]+\] \[ *[0-9]+%\] //' | sort -u | tee -a "$LOG"
+tail -n 1 "$VERBOSE" | grep -E '^=+ .*(passed|failed)' | tee -a "$LOG"
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -3,6 +3,7 @@ before anything imports triton, so it lives here (pytest loads conftest first)."
 
 import os
 
+import pytest
 import torch
 
 if not torch.cuda.is_available():
@@ -21,8 +22,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 if torch.cuda.is_available() and os.environ.get("PYTEST_XDIST_WORKER"):
-    import pytest
-
     @pytest.fixture(autouse=True)
     def _share_the_card():
         """Workers share one GPU: a test that held several GB in torch's cache keeps it from the others
