@@ -54,9 +54,11 @@ r56a)
     head_tests
   else
     # r56a's H100 part ran at 16:50 UTC (H100_TIMELINE=1 runs it again). On another H100: the whole GPU suite at this
-    # commit in one step (the last whole run was 799dab6, before rounds 52-55; round 56's two steps ran 827 of 1589),
-    # less the offline compiles CI runs on every push
-    OUT=$OUT/suite TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_suite.sh
+    # commit (the last whole run was 799dab6, before rounds 52-55; round 56's two steps ran 827 of 1589, round 57's
+    # one step was cut at ~98%), less the offline compiles CI runs on every push, in two halves: this call runs
+    # SUITE_SHARD (1/2 unless set), the next call on the same warm machine SUITE_SHARD=2/2
+    OUT=$OUT/suite SUITE_SHARD=${SUITE_SHARD:-1/2} TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) \
+      bash scripts/h200_suite.sh
   fi
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;
