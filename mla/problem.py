@@ -39,7 +39,10 @@ KV_FORMATS = ("bf16", "fp8", "mxfp4")
 Q_FORMATS = ("bf16", "fp8", "mxfp4")
 
 # Bytes of one KV token (one row of 576 dims) as stored in each format. MXFP4 counts the packed
-# nibbles and the 18 scale bytes a kernel must read (not the padding of the scale row).
+# nibbles and the 18 scale bytes a kernel uses: 306 B. The contract's scale rows are padded to 24 bytes
+# (mla.inputs.MXFP4_SCALE_COLS, as aiter lays them out) and lie back to back, so DRAM, which moves 32-byte
+# sectors, delivers all 24 to any kernel: 312 B a token really move, and MXFP4's floors and "% of read" here
+# are ~2% optimistic (one convention for every row; rounds 55-56 of docs/notes-triton.md count 312).
 KV_BYTES_PER_TOKEN = {
     "bf16": QK_HEAD_DIM * 2,
     "fp8": QK_HEAD_DIM * 1,

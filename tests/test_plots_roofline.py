@@ -281,6 +281,29 @@ def test_static_ceilings_prefer_the_named_compilers_table():
     assert pick(None) == 42.0 and pick("triton 3.1.0") == 42.0  # (no such table: the first one)
 
 
+def test_load_static_takes_one_compilers_table(tmp_path, monkeypatch):
+    """data/static/sm90 holds the same kernels compiled by two tritons: load_static returns one of them (the
+    device image's by default), never both (04's ablation chain took a row of either, 02's ceilings too)."""
+    from mla.analysis import measured
+    sm = tmp_path / "static" / "sm90"
+    sm.mkdir(parents=True)
+    row = dict(variant="vX", kv_format="fp8", kernel="split")
+    pd.DataFrame([dict(row, compiler="triton 3.9.0", registers=226)]).to_csv(sm / "triton.csv", index=False)
+    pd.DataFrame([dict(row, compiler="triton 3.6.0", registers=233)]).to_csv(sm / "triton-3.6.0.csv", index=False)
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    monkeypatch.setitem(measured.DEVICE_TRITON, "sm90", "3.6.0")
+    assert measured.load_static("sm90").registers.tolist() == [233]
+    assert measured.load_static("sm90", triton="newest").registers.tolist() == [226]
+    assert measured.load_static("sm90", triton="3.6.0").compiler.tolist() == ["triton 3.6.0"]
+    with pytest.raises(ValueError, match="triton 3.1"):
+        measured.load_static("sm90", triton="3.1")
+    # the real folder: one row per kernel in each table, and the device table covers today's variants
+    monkeypatch.undo()
+    real = measured.load_static("sm90")
+    assert not real.duplicated(["variant", "kv_format", "kernel"]).any()
+    assert set(measured.load_static("sm90", triton="newest").variant) <= set(real.variant)
+
+
 def test_absorption_is_exact_and_mxfp4_walkthrough_matches_the_encoder():
     ab = teaching.absorption_check()
     assert ab["max_abs_diff"] < 1e-10 and ab["q_width"] == 576 and ab["v_width"] == 512

@@ -824,8 +824,35 @@ def load_published() -> pd.DataFrame | None:
     return load_csvs(DATA / "published")
 
 
-def load_static(target: str = "gfx950") -> pd.DataFrame | None:
-    return load_csvs(DATA / "static" / target)
+# The sm90 tables: triton.csv from the venv's newest triton (today's code as CI compiles it), triton-<ver>.csv from a
+# device image's triton (3.6.0: the one the H200 / H100 timings ran with). Both hold the same kernels, so a
+# concatenation would list each twice; a caller takes one compiler.
+DEVICE_TRITON = {"sm90": "3.6.0"}
+
+
+def load_static(target: str = "gfx950", triton: str | None = "device") -> pd.DataFrame | None:
+    """The static ISA rows of ``data/static/<target>/`` (python -m mla isa --write, scripts/sm90_isa_on_device.sh).
+
+    ``triton`` picks the Triton compiler where the folder holds more than one table of the same kernels (sm90):
+    "device" (default) the device image's (``DEVICE_TRITON``: the compiler the measured times ran with), "newest"
+    the venv's (``triton.csv``), or a version ("3.6.0"). A target with one Triton table (gfx950: triton.csv beside
+    the HIP tables) returns every table whatever ``triton`` says."""
+    folder = DATA / "static" / target
+    versioned = sorted(folder.glob("triton-*.csv"))
+    if not versioned:
+        return load_csvs(folder)
+    want = DEVICE_TRITON.get(target) if triton == "device" else triton
+    if want in (None, "newest"):
+        chosen = "triton.csv"
+    else:
+        chosen = f"triton-{want}.csv"
+        if not (folder / chosen).exists():
+            raise ValueError(f"no {target} static table for triton {want}: {folder} has "
+                             f"{sorted(p.name for p in folder.glob('triton*.csv'))}")
+    keep = [p.name for p in folder.glob("*.csv") if not p.name.startswith("triton") or p.name == chosen]
+    frames = [load_csvs(folder, name) for name in sorted(keep)]
+    frames = [f for f in frames if f is not None]
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def published_times(df: pd.DataFrame | None) -> pd.DataFrame | None:
