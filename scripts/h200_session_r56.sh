@@ -58,7 +58,7 @@ r56a)
     # one step was cut at ~98%), less the offline compiles CI runs on every push, in two halves: this call runs
     # SUITE_SHARD (1/2 unless set), the next call on the same warm machine SUITE_SHARD=2/2
     OUT=$OUT/suite SUITE_SHARD=${SUITE_SHARD:-1/2} TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) \
-      bash scripts/h200_suite.sh
+      bash scripts/h200_suite.sh || FAILURES+=("suite${SUITE_SHARD:+ $SUITE_SHARD}")
   fi
   ;;
 *) echo "unknown part $PART (r56a)" >&2; exit 2 ;;

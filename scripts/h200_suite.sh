@@ -7,7 +7,8 @@ OUT=${OUT:-out/suite}; mkdir -p "$OUT"
 LOG=$OUT/suite.log; TOTAL_BUDGET=${TOTAL_BUDGET:-560}; START=$SECONDS; CARRY=${CARRY:-.carry/fi}; FAILURES=()
 source scripts/_device_steps.sh
 install_flashinfer
-say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+say "commit $MLA_GIT_COMMIT $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)," \
+  "$(python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1)"
 # the offline compiles (-k offline) run in CI on every push, the 3.6 lane included; on the device they only cost time
 # (1589 other tests at 6d75665: round 56's two steps of 300 / 83 s at 10 workers ran 827). SUITE_K="" runs them all
 SUITE_K=${SUITE_K-not offline}
@@ -31,3 +32,4 @@ grep -E '^\[gw[0-9]+\] .* (FAILED|ERROR) tests/' "$VERBOSE" | sed -E 's/^\[gw[0-
 sed -n '/ran out of GPU memory beside other workers/,/^=/p' "$VERBOSE" | tee -a "$LOG"
 tail -n 1 "$VERBOSE" | grep -E '^=+ .*(passed|failed)' | tee -a "$LOG"
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
+(( ${#FAILURES[@]} == 0 ))  # the exit status says whether the suite passed (a driver that runs this script records it)
