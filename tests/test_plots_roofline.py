@@ -380,3 +380,23 @@ def test_static_ceiling_lines_draw_each_formats_tightest_limit():
     assert missing == ["bf16"] and len(ax.collections) == 2
     assert labels == ["fp8 issue ceiling (vA)", "mxfp4 ALU-pipe ceiling (vB)"]
     plt.close(fig)
+
+
+def test_alu_floor_of_a_warp_specialized_kernel_uses_its_partitions_warps():
+    """isa_triton counts a warp-specialized kernel's loop as one 4-warp partition's tile while num_warps is the
+    CTA's 16: the ALU count per token must take the loop's own scale (4 / 64), not 16 / 64 (4x too high, which
+    put v170's ALU floor at ~523 us over its measured 346.7 us at bs256-kv8192)."""
+    base = dict(kv_format="mxfp4", kernel="split", block_n=64, smem_bytes_per_token=1684.0)
+    st = pd.DataFrame([dict(base, variant="vWS", num_warps=16, loop_sass_instructions=1208.5,
+                            warp_instr_per_token=75.53, loop_alu_pipe_instructions=521.0),
+                       dict(base, variant="vOne", num_warps=4, loop_sass_instructions=883.0,
+                            warp_instr_per_token=55.19, loop_alu_pipe_instructions=256.0)])
+    c = P.case_from_name("bs256-kv8192-q1-h16")
+    ws = roofline.static_ceilings(st, {"mxfp4": "vWS"}, [c]).iloc[0]
+    one = roofline.static_ceilings(st, {"mxfp4": "vOne"}, [c]).iloc[0]
+    assert ws.alu_instr_per_token == pytest.approx(521.0 * 4 / 64, rel=1e-3)
+    assert one.alu_instr_per_token == pytest.approx(256.0 * 4 / 64, rel=1e-3)
+    tokens = c.total_kv  # one program a token (one head group)
+    model = roofline.SM90_ISSUE
+    assert ws.alu_floor_us == pytest.approx(tokens * 521.0 * 4 / 64 / (model.sms * model.clock_ghz * 1e9
+                                                                     * model.alu_warp_instr_per_clk) * 1e6, rel=1e-3)

@@ -186,8 +186,14 @@ def static_ceilings(static: pd.DataFrame | None, variants: dict, cases: Iterable
         return None
     st = static[~static["kernel"].astype(str).str.contains("reduce")] if "kernel" in static else static
     if {"loop_alu_pipe_instructions", "num_warps", "block_n"} <= set(st.columns):
-        st = st.assign(alu_instr_per_token=pd.to_numeric(st["loop_alu_pipe_instructions"], errors="coerce")
-                       * pd.to_numeric(st["num_warps"], errors="coerce") / pd.to_numeric(st["block_n"], errors="coerce"))
+        num = lambda c: pd.to_numeric(st[c], errors="coerce")  # noqa: E731
+        per_token = num("num_warps") / num("block_n")
+        if {"warp_instr_per_token", "loop_sass_instructions"} <= set(st.columns):
+            # the loop's own scale (warp_instr_per_token / loop instructions): a warp-specialized kernel's loop
+            # counts are one 4-warp partition's tile while its num_warps is the CTA's 16 (isa_triton)
+            own = num("warp_instr_per_token") / num("loop_sass_instructions")
+            per_token = own.where(own.notna() & (own > 0), per_token)
+        st = st.assign(alu_instr_per_token=num("loop_alu_pipe_instructions") * per_token)
     bw = float(read_gbs or get_device("h200").hbm_gbs)
     per_sm_clk = model.sms * model.clock_ghz * 1e9
     rows = []
