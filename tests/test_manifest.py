@@ -544,3 +544,23 @@ def test_variant_ab_pairs_rows_of_one_file_only_and_skips_failed_checks():
     assert (a.base_us, a.new_us, a.rounds) == (10.0, 8.5, 1) and abs(a.ratio - 0.85) < 1e-12 and a.same_rel_l2
     assert not t.iloc[1].same_rel_l2
     assert measured.variant_ab(df, pairs=(("v1", "v2"),), mode="fresh").iloc[0].new_us == 9.5
+
+
+def test_ablation_chain_reads_one_compilers_counts_and_names_each_times_file(rows):
+    """Notebook 04's chain: the SASS counts of one compiler (the device image's, measured.load_static's default),
+    a mixed table refused; each measured step names the file of its time, the row variant_sweep took."""
+    sm90 = measured.load_static("sm90")
+    chain = manifest.ablation_chain(rows, sm90)
+    assert chain is not None and set(chain.compiler) == {f"triton {measured.DEVICE_TRITON['sm90']}"}
+    timed = chain.dropna(subset=["kernel_us"])
+    assert (timed.source_csv != "").all() and timed.pct_read_bw.notna().all()
+    v141 = chain[chain.variant.str.startswith("v141_")].iloc[0]
+    assert v141.source_csv.endswith("gen3-r33.csv") and abs(v141.kernel_us - 305.824) < 1e-3
+    for f, g in timed.groupby("kv_format"):  # the file named holds that time for that variant and shape
+        used = measured.variant_sweep_rows(rows, f, "kernel").set_index(["case", "variant"])
+        for r in g.itertuples():
+            assert used.loc[(r.case, r.variant), "kernel_median_us"] == r.kernel_us
+            assert used.loc[(r.case, r.variant), "source_csv"] == r.source_csv
+    both = pd.concat([sm90, measured.load_static("sm90", triton="newest")], ignore_index=True)
+    with pytest.raises(ValueError, match="one compiler"):
+        manifest.ablation_chain(rows, both)

@@ -233,7 +233,7 @@ def test_campaign_commands_come_from_the_scripts():
              if ln.strip() and not ln.lstrip().startswith("#")]
     assert len(cmds["sweeps"]) >= len(lines) and all(any(ln.strip() in c for c in cmds["sweeps"]) for ln in lines)
     assert all("--sweep num_splits=" in c for c in measured.campaign("splits"))
-    assert measured.campaign("static_sm90") == ["python -m mla isa --target sm90"]
+    assert measured.campaign("static_sm90") == ["python -m mla isa --target sm90 --write"]
     with pytest.raises(ValueError):
         measured.campaign("nope")
 
@@ -380,6 +380,69 @@ def test_static_ceiling_lines_draw_each_formats_tightest_limit():
     assert missing == ["bf16"] and len(ax.collections) == 2
     assert labels == ["fp8 issue ceiling (vA)", "mxfp4 ALU-pipe ceiling (vB)"]
     plt.close(fig)
+
+
+# --- the sm90 default call's split counts, generation 3's H200 split sweeps, the static tables' commands (03, 04) --
+def test_sm90_default_call_takes_the_backends_own_rules():
+    """measured.sm90_default_call evaluates launch.py's rules in the plan's order (notebook 03, section 1): short
+    splits one program an SM, the warp-specialized / TMA-tile kernels at ws_num_splits' count, bf16 the portable
+    rule; each count is the one launch.default_kernel_choice returns."""
+    pytest.importorskip("triton")
+    from mla.kernels.triton.launch import choose_num_splits, default_kernel_choice
+    from mla.kernels.triton.variants import DEFAULT_VARIANT, HOPPER_DEFAULT, HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT, VARIANTS
+
+    call = measured.sm90_default_call
+    assert call("bs4-kv8192-q1-h16", "fp8") == dict(variant=HOPPER_DEFAULT["fp8"], two_per_sm=64, splits=32, partials=32,
+                                                    split_rule="one_per_sm_splits", kernel_rule="HOPPER_DEFAULT")
+    assert call("bs4-kv8192-q1-h16", "mxfp4")["splits"] == 32
+    assert [call("bs32-kv1024-q1-h16", f)["splits"] for f in ("fp8", "mxfp4")] == [4, 4]
+    fp8, mx = call("bs32-kv8192-q1-h16", "fp8"), call("bs32-kv8192-q1-h16", "mxfp4")
+    v168 = next(name for tiles, _, name in HOPPER_TMA_DEFAULT["fp8"] if tiles == 32)
+    assert (fp8["variant"], fp8["splits"], fp8["split_rule"], fp8["kernel_rule"]) == (v168, 4, "ws_num_splits", "HOPPER_TMA_DEFAULT")
+    assert (mx["variant"], mx["splits"], mx["kernel_rule"]) == (HOPPER_WS_DEFAULT["mxfp4"], 4, "HOPPER_WS_DEFAULT")
+    # partials: one a program with the pair merge (v170), two without
+    assert mx["partials"] == mx["splits"] * (1 if VARIANTS[mx["variant"]].gluon_ws_pair_merge else 2)
+    bf = call("bs4-kv8192-q1-h16", "bf16")
+    assert (bf["variant"], bf["splits"], bf["kernel_rule"]) == (DEFAULT_VARIANT["bf16"], 64, "DEFAULT_VARIANT")
+    for case in P.LEADERBOARD:  # the same numbers as the backend's function, shape by shape
+        for f in ("fp8", "mxfp4"):
+            two = choose_num_splits(case.batch_size, case.kv_seq_len, 1, 132, 64, 32)
+            name, one_wg, swap = default_kernel_choice(f, [case.kv_seq_len] * case.batch_size, two, True, 1, 132, 64)
+            d = call(case.name, f)
+            assert (d["two_per_sm"], d["splits"], d["variant"]) == (two, swap if name else one_wg, name or HOPPER_DEFAULT[f])
+    t = measured.sm90_default_table(P.LEADERBOARD, kv_formats=("fp8",))
+    assert len(t) == len(P.LEADERBOARD) and (t.portable_variant == DEFAULT_VARIANT["fp8"]).all()
+    assert t.set_index("case").loc["bs4-kv8192-q1-h16", ["portable_splits", "sm90_splits"]].tolist() == [64, 32]
+
+
+def test_gen3_split_sweeps_read_the_committed_rounds_and_compare_with_the_default_count(tmp_path, monkeypatch):
+    """measured.gen3_split_sweeps: round 35's and round 36b's checked rows (H200), a warp-specialized kernel's
+    count as its config set it (programs, not partials), an auto row at the count its plan resolved;
+    split_best_vs_default: each row's best count against the sm90 default call's."""
+    pytest.importorskip("triton")
+    g = measured.gen3_split_sweeps()
+    assert g is not None and set(g.run) == {"r35", "r36b"} and set(g.device) == {"NVIDIA H200"}
+    assert set(g.git_commit) == {"daab5e0", "0d89d2b"}
+    v133 = g[(g.v == "v133") & (g.case == "bs32-kv8192-q1-h16")].set_index("num_splits").us
+    assert sorted(v133.index) == [2, 4] and abs(v133[4] - 59.2) < 1e-6  # config 4 (the plan recorded 8 partials)
+    auto = g[g.auto & (g.case == "bs8-kv8192-q1-h16")]
+    assert sorted(auto.num_splits) == [33, 33] and len(g[g.auto]) == 10
+    b = measured.split_best_vs_default(g).set_index(["run", "case", "kv_format", "kernel"])
+    row = b.loc[("r36b", "bs8-kv8192-q1-h16", "mxfp4", "v117")]  # the auto row's count, which no explicit row swept
+    assert (row.best_splits, row.default_splits, row.at_default_over_best) == (33, 33, 1.0)
+    row = b.loc[("r35", "bs64-kv8192-q1-h16", "fp8", "v141")]
+    assert (row.best_splits, row.default_splits) == (4, 2) and abs(row.at_default_over_best - 105.712 / 97.424) < 1e-4
+    monkeypatch.setattr(measured, "DATA", tmp_path)
+    assert measured.gen3_split_sweeps() is None
+
+
+def test_static_command_names_what_wrote_the_committed_table():
+    """The static tables' footers: `python -m mla isa` writes out/static/<target> unless --write; sm90's device
+    table comes from scripts/sm90_isa_on_device.sh (data/static/README.md)."""
+    assert measured.static_command("gfx950") == "python -m mla isa --target gfx950 --write"
+    assert measured.static_command("sm90", triton="newest") == "python -m mla isa --target sm90 --write"
+    dev = measured.static_command("sm90")
+    assert "scripts/sm90_isa_on_device.sh" in dev and f"triton-{measured.DEVICE_TRITON['sm90']}.csv" in dev
 
 
 def test_alu_floor_of_a_warp_specialized_kernel_uses_its_partitions_warps():

@@ -177,11 +177,17 @@ def ablation_chain(df: pd.DataFrame | None, static: pd.DataFrame | None, man: Ma
                    case: str = "bs256-kv8192-q1-h16", mode: str = "kernel") -> pd.DataFrame | None:
     """The manifest's ``[[ablation]]`` steps as rows: step, kv_format, variant, what changed (the
     entry's ``changed`` or the variant's own line), its sm90 SASS counts (the columns of
-    ABLATION_COUNTS that data/static/sm90 has) and its measured ``mode`` time at ``case`` (each
-    variant at its heuristic split; NaN where no manifest run measured it)."""
+    ABLATION_COUNTS that data/static/sm90 has, and the table's ``compiler``), its measured ``mode`` time at
+    ``case`` (each variant at its heuristic split; NaN where no manifest run measured it), that row's
+    ``source_csv`` and ``pct_read_bw`` (``{mode}_pct_read_bw``: the time against the run's read probe).
+    ``static`` must hold one compiler's table (``measured.load_static`` returns one): a variant's counts
+    are taken from its one row, never from whichever of two compilers' rows comes first."""
     man = man if man is not None else load()
     if man is None or man.ablation.empty:
         return None
+    if static is not None and "compiler" in static and static["compiler"].nunique() > 1:
+        raise ValueError(f"ablation_chain needs one compiler's static table, got {sorted(static['compiler'].unique())}: "
+                         "read it with measured.load_static(target, triton=...)")
     try:
         from ..kernels.triton.variants import VARIANTS
     except Exception:  # triton missing: no registry text
@@ -189,6 +195,7 @@ def ablation_chain(df: pd.DataFrame | None, static: pd.DataFrame | None, man: Ma
     out = []
     for f, steps in man.ablation.groupby("kv_format", sort=False):
         t = measured.variant_sweep(df, f, mode) if df is not None else None
+        used = measured.variant_sweep_rows(df, f, mode) if t is not None else None
         for k, s in enumerate(steps.itertuples(), 1):
             v = s.variant
             changed = getattr(s, "changed", None)
@@ -196,9 +203,14 @@ def ablation_chain(df: pd.DataFrame | None, static: pd.DataFrame | None, man: Ma
                 changed = VARIANTS[v].what_changed if v in VARIANTS else ""
             rec = dict(step=k, kv_format=f, variant=v, changed=changed, case=case,
                        kernel_us=float(t.loc[case, v]) if t is not None and case in t.index and v in t.columns else float("nan"))
+            row = used[(used["case"] == case) & (used["variant"] == v)] if used is not None and rec["kernel_us"] == rec["kernel_us"] else None
+            rec["source_csv"] = str(row["source_csv"].iloc[0]) if row is not None and len(row) else ""
+            pct = f"{mode}_pct_read_bw"
+            rec["pct_read_bw"] = float(row[pct].iloc[0]) if row is not None and len(row) and pct in row else float("nan")
             hit = None if static is None else static[(static.variant == v) & (static.kv_format == f)
                                                       & ~static.kernel.astype(str).str.contains("reduce")]
             for c in ABLATION_COUNTS:
                 rec[c] = float(hit[c].iloc[0]) if hit is not None and c in hit and len(hit) and pd.notna(hit[c].iloc[0]) else float("nan")
+            rec["compiler"] = str(hit["compiler"].iloc[0]) if hit is not None and "compiler" in hit and len(hit) else ""
             out.append(rec)
     return pd.DataFrame(out)

@@ -31,7 +31,8 @@ DATA = Path(os.environ.get("MLA_DATA_DIR") or ROOT / "data")  # override: tests 
 # commands shown and run here are the ones the device runs. Static ISA tables are made here, not there.
 CAMPAIGN_SCRIPT = ROOT / "scripts" / "h200_campaign.sh"
 CAMPAIGN_SWEEPS = ROOT / "scripts" / "campaign_sweeps.txt"
-STATIC = {"static_gfx950": "python -m mla isa --target gfx950", "static_sm90": "python -m mla isa --target sm90"}
+STATIC = {"static_gfx950": "python -m mla isa --target gfx950 --write",  # --write: data/static/ (else out/static)
+          "static_sm90": "python -m mla isa --target sm90 --write"}
 # which sweep lines belong to which figure family (by the swept axis)
 SWEEP_KINDS = {"splits": "--sweep num_splits=", "variants": "--sweep variant=", "graph": "--sweep graph="}
 
@@ -972,6 +973,138 @@ def occupancy_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 1
     return pd.DataFrame(rows)
 
 
+def sm90_default_call(case_name: str, kv_format: str, num_sms: int = 132) -> dict | None:
+    """The kernel and KV split count the default call (no variant, no num_splits) takes on an sm90 GPU with Gluon,
+    computed offline from the backend's own rules in the order ``TritonDecodePlan`` applies them, for a uniform
+    batch, bf16 Q, MXFP4 scales the generation-3 decode represents and scale rows TMA can copy (other inputs take
+    other branches): the variant ``default_variant(hopper_gluon=True)`` names (HOPPER_DEFAULT; bf16: the portable
+    DEFAULT_VARIANT), ``choose_num_splits`` (two programs an SM), then, for HOPPER_DEFAULT, ``default_kernel_choice``
+    (short splits one program an SM: ``one_per_sm_splits``; the warp-specialized kernel at ``ws_num_splits``' count:
+    ``ws_default_choice``; the fp8 TMA-tile kernels: ``tma_default_variant``).
+
+    Keys: ``variant`` (the kernel that runs), ``two_per_sm`` (choose_num_splits' count for the one-warpgroup
+    default), ``splits`` (KV splits a batch element = its programs), ``partials`` (partial outputs a batch element:
+    two a program for a warp-specialized kernel without the pair merge), ``split_rule`` (the function that set
+    ``splits``), ``kernel_rule`` (the table that named ``variant``). None where triton is not importable."""
+    try:
+        from ..kernels.triton.launch import (MIN_SPLIT_TOKENS, MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits,
+                                             default_kernel_choice, heads_per_program, ws_default_choice)
+        from ..kernels.triton.variants import default_variant, get_variant, is_hopper_default
+    except Exception:  # triton missing: no rule to evaluate
+        return None
+    c = P.case_from_name(case_name)
+    v = get_variant(default_variant(kv_format, hopper_gluon=True))
+    groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, kv_format)
+    lens = [c.kv_seq_len] * c.batch_size
+    two = choose_num_splits(c.batch_size, c.kv_seq_len, groups, num_sms, v.block_n,
+                            MIN_SPLIT_TOKENS_TILE_REDUCE if v.tile_reduce else MIN_SPLIT_TOKENS)
+    name, splits, split_rule = v.name, two, "choose_num_splits"
+    kernel_rule = "HOPPER_DEFAULT" if is_hopper_default(v.name, kv_format) else "DEFAULT_VARIANT"
+    if kernel_rule == "HOPPER_DEFAULT":
+        swap, splits, swap_splits = default_kernel_choice(kv_format, lens, two, True, groups, num_sms, v.block_n)
+        split_rule = "one_per_sm_splits" if splits != two else split_rule
+        if swap:
+            ws_name, ws_splits = ws_default_choice(kv_format, lens, groups, num_sms, v.block_n)
+            if ws_name and swap_splits == ws_splits:
+                split_rule = "ws_num_splits"
+            kernel_rule = "HOPPER_WS_DEFAULT" if swap == ws_name else "HOPPER_TMA_DEFAULT"
+            name, splits = swap, swap_splits
+    k = get_variant(name)
+    per_program = 2 if k.gluon_ws and not k.gluon_ws_pair_merge else 1
+    return dict(variant=name, two_per_sm=two, splits=splits, partials=splits * per_program,
+                split_rule=split_rule, kernel_rule=kernel_rule)
+
+
+def sm90_default_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132) -> pd.DataFrame | None:
+    """Per case and format: the portable default (DEFAULT_VARIANT at choose_num_splits' count, what a ROCm / gfx950
+    or interpreter call takes: :func:`heuristic_splits`) beside the sm90 default call (:func:`sm90_default_call`),
+    with the programs the sm90 call launches (batch x head groups x splits) per SM. None where triton is not
+    importable."""
+    try:
+        from ..kernels.triton.launch import heads_per_program
+        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
+    except Exception:
+        return None
+    rows = []
+    for c in cases:
+        for f in kv_formats:
+            d = sm90_default_call(c.name, f, num_sms)
+            v = get_variant(d["variant"])
+            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, f)
+            rows.append(dict(case=c.name, kv_format=f, portable_variant=DEFAULT_VARIANT[f],
+                             portable_splits=heuristic_splits(c.name, DEFAULT_VARIANT[f], f, num_sms),
+                             sm90_variant=d["variant"], sm90_two_per_sm=d["two_per_sm"], sm90_splits=d["splits"],
+                             sm90_partials=d["partials"], sm90_programs_per_sm=c.batch_size * groups * d["splits"] / num_sms,
+                             split_rule=d["split_rule"], kernel_rule=d["kernel_rule"]))
+    return pd.DataFrame(rows)
+
+
+# Generation 3's H200 split sweeps (docs/notes-triton.md "Round 35", "Round 36"; data/measured/h200/README.md): round
+# 35 (commit daab5e0) swept the then-defaults v141 / v117 and the warp-specialized v133, round 36b (0d89d2b) v141 /
+# v117 on the short-split shapes, with num_splits=auto beside the explicit counts
+GEN3_SPLIT_SWEEPS = ("measured/h200/gen3-r35-sweeps.csv", "measured/h200/issue10/splits-r36b.csv")
+
+
+def gen3_split_sweeps(paths=GEN3_SPLIT_SWEEPS, mode: str = "kernel") -> pd.DataFrame | None:
+    """The generation-3 split sweeps as one tidy frame of their checked rows: ``source_csv``, ``run`` (the file's
+    round tag, e.g. ``r35``), ``case``, ``kv_format``, ``variant``, ``v`` (its number), ``num_splits`` (KV splits a
+    batch element as the bench's config set them: a warp-specialized kernel's programs, each writing two partials),
+    ``auto`` (the row ran ``num_splits=auto``; its count is the one the plan resolved, from ``plan_config``, halved
+    for a warp-specialized kernel), ``us`` (``mode`` median), ``git_commit``, ``timestamp_utc``, ``device``,
+    ``triton``, ``command``. None when a file is missing."""
+    files = [DATA / p for p in paths]
+    if not all(p.exists() for p in files):
+        return None
+    out = []
+    for p in files:
+        d = pd.read_csv(p)
+        d = d[(d["status"] == "ok") & d["check_ok"].astype(bool)].dropna(subset=[f"{mode}_median_us"])
+        cfg = d["config"].map(lambda s: json.loads(s).get("num_splits"))
+        plan = d["plan_config"].map(_plan_num_splits)
+        ws = d["variant"].str.contains("_ws")
+        auto = cfg.astype(str) == "auto"
+        n = [int(pn) // (2 if w else 1) if a else int(cn) for cn, pn, w, a in zip(cfg, plan, ws, auto)]
+        out.append(pd.DataFrame({
+            "source_csv": _rel(p), "run": re.search(r"(r\d+[a-z]?)\b", p.stem.replace("-", " ")).group(1), "case": d["case"],
+            "kv_format": d["kv_format"], "variant": d["variant"], "v": d["variant"].str.split("_").str[0],
+            "num_splits": n, "auto": auto.values, "us": d[f"{mode}_median_us"].astype(float),
+            "git_commit": d["git_commit"].astype(str).str[:7], "timestamp_utc": d["timestamp_utc"],
+            "device": d["device"], "triton": d["triton"].astype(str), "command": d["command"]}))
+    return pd.concat(out, ignore_index=True)
+
+
+def split_best_vs_default(sweeps: pd.DataFrame, num_sms: int = 132) -> pd.DataFrame | None:
+    """Per swept (run, case, format, kernel) of :func:`gen3_split_sweeps`: its fastest measured split count and time,
+    the count today's sm90 default call takes for that case and format (:func:`sm90_default_call`, with the kernel it
+    runs there, which may be another), this kernel's time at that count where the sweep measured it, and that time
+    over the best. Explicit counts first; an ``auto`` row's time stands in for a count no explicit row measured."""
+    if sweeps is None or sweeps.empty:
+        return None
+    out = []
+    for (run, case, f, v), g in sweeps.groupby(["run", "case", "kv_format", "v"], sort=False):
+        g = pd.concat([g[~g.auto], g[g.auto & ~g.num_splits.isin(g[~g.auto].num_splits)]])
+        t = g.groupby("num_splits")["us"].min()
+        d = sm90_default_call(case, f, num_sms) or {}
+        at = t.get(d.get("splits"), float("nan"))
+        out.append(dict(run=run, case=case, kv_format=f, kernel=v, measured_splits=", ".join(map(str, t.index)),
+                        best_splits=int(t.idxmin()), best_us=float(t.min()), default_splits=d.get("splits"),
+                        default_kernel=str(d.get("variant", "")).split("_")[0], us_at_default_splits=at,
+                        at_default_over_best=at / float(t.min())))
+    return pd.DataFrame(out)
+
+
+def static_command(target: str, triton: str | None = "device") -> str:
+    """The command that wrote the table :func:`load_static` returns for ``target`` / ``triton`` (data/static/README.md):
+    ``python -m mla isa --target T --write`` for the venv's triton (without ``--write`` it writes out/static/T,
+    git-ignored); for sm90's device-image table (triton 3.6.0) ``scripts/sm90_isa_on_device.sh``, run with that
+    triton (on the H200, or here with it on PYTHONPATH) and its CSV copied to data/static/sm90/."""
+    want = DEVICE_TRITON.get(target) if triton == "device" else triton
+    if want in (None, "newest") or not (DATA / "static" / target / f"triton-{want}.csv").exists():
+        return f"python -m mla isa --target {target} --write"
+    return (f"PYTHONPATH=<triton {want}> OUT=<dir> bash scripts/sm90_isa_on_device.sh all; "
+            f"cp <dir>/triton-{want}.csv data/static/{target}/ (data/static/README.md)")
+
+
 def _plan_num_splits(plan_config) -> int | None:
     try:
         v = json.loads(plan_config).get("num_splits") if isinstance(plan_config, str) and plan_config else None
@@ -1113,6 +1246,18 @@ def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", b
                    sources=sources(used))
     return t
 
+
+def variant_sweep_rows(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", backend: str = "triton") -> pd.DataFrame | None:
+    """The rows behind :func:`variant_sweep`'s cells (the same selection: ok rows whose config does not set
+    ``num_splits``, graphs not turned off, with a ``mode`` time, latest per case and variant): one row per cell,
+    with its ``source_csv``, ``run_id`` and ``{mode}_pct_read_bw``. None when there are none."""
+    rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
+    if rows is None:
+        return None
+    rows = rows[_graph_ok(rows)].dropna(subset=[f"{mode}_median_us"])
+    if "cfg_num_splits" in rows:
+        rows = rows[rows["cfg_num_splits"].isna()]
+    return latest(rows, ["case", "variant"]) if len(rows) else None
 
 def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None:
     """One time per (entry, case): each backend x KV format at its best config (min of ``mode`` over
