@@ -331,6 +331,19 @@ def test_explore_counts_partials_and_ctas():
     assert teaching.explore("bs4-kv8192-q1-h16", 1, "bf16").iloc[0].partial_MB == 0
     with pytest.raises(ValueError):
         teaching.explore("bs4-kv8192-q1-h16", 65)
+    with pytest.raises(ValueError, match="rule"):
+        teaching.explore("bs4-kv8192-q1-h16", None, rule="h200")
+
+
+def test_explore_takes_either_default_rules_count():
+    """num_splits=None: the portable heuristic's count (64 at bs4-kv8192) or the sm90 default call's (32: one
+    program an SM), each the backend's own rule."""
+    pytest.importorskip("triton")
+    port = teaching.explore("bs4-kv8192-q1-h16", None, "mxfp4").iloc[0]
+    sm90 = teaching.explore("bs4-kv8192-q1-h16", None, "mxfp4", rule="sm90").iloc[0]
+    assert port.num_splits == measured.heuristic_splits("bs4-kv8192-q1-h16", None, "mxfp4", 132)
+    assert sm90.num_splits == measured.sm90_default_call("bs4-kv8192-q1-h16", "mxfp4")["splits"]
+    assert (port.num_splits, sm90.num_splits) == (64, 32) and sm90.partial_MB == pytest.approx(port.partial_MB / 2)
 
 
 def test_littles_law_reaches_the_bandwidth_only_for_large_calls():

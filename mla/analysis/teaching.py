@@ -186,17 +186,26 @@ def bytes_in_flight(ctas: int, stages: int, block_n: int, kv_format: str) -> flo
 
 # --- the explorer: case and splits -> bytes, floors, CTAs, partial traffic ----------------------------
 def explore(case: str = "bs4-kv8192-q1-h16", num_splits: int | None = None, kv_format: str = "mxfp4",
-            bandwidth_gbs: float | None = None, num_sms: int = 132, heads_per_program: int = 16):
+            bandwidth_gbs: float | None = None, num_sms: int = 132, heads_per_program: int = 16,
+            rule: str = "portable"):
     """What one (case, num_splits, KV format) costs before any kernel runs: KV and partial bytes,
     the memory floor with and without the partials, CTAs and CTAs per SM. ``num_splits=None`` takes
-    the Triton heuristic's pick (where triton imports). A one-row DataFrame."""
+    the count a default call picks (where triton imports): ``rule="portable"`` the portable heuristic's
+    (ROCm / gfx950, the interpreter, bf16 everywhere), ``rule="sm90"`` the sm90 default call's
+    (``measured.sm90_default_call``: one program an SM on short splits, the warp-specialized count on long
+    programs; its partials assume one per program). A one-row DataFrame."""
     import pandas as pd
 
     from . import measured, roofline
 
+    if rule not in ("portable", "sm90"):
+        raise ValueError(f"rule must be 'portable' or 'sm90', got {rule!r}")
     c = P.case_from_name(case)
     if num_splits is None:
-        num_splits = measured.heuristic_splits(case, None, kv_format, num_sms) or 1
+        if rule == "sm90":
+            num_splits = (measured.sm90_default_call(case, kv_format, num_sms) or {}).get("splits") or 1
+        else:
+            num_splits = measured.heuristic_splits(case, None, kv_format, num_sms) or 1
     if not 1 <= int(num_splits) <= 64:
         raise ValueError(f"num_splits must be in [1, 64], got {num_splits}")
     bw = bandwidth_gbs or roofline.get_device("h200").hbm_gbs
