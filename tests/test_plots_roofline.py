@@ -476,3 +476,32 @@ def test_alu_floor_of_a_warp_specialized_kernel_uses_its_partitions_warps():
     model = roofline.SM90_ISSUE
     assert ws.alu_floor_us == pytest.approx(tokens * 521.0 * 4 / 64 / (model.sms * model.clock_ghz * 1e9
                                                                      * model.alu_warp_instr_per_clk) * 1e6, rel=1e-3)
+
+
+def test_ncu_metrics_reads_the_section_tables_of_a_text_report(tmp_path):
+    """measured.ncu_metrics: notebook 04's prose numbers from Nsight Compute reports (section tables, a unitless
+    metric, thousands separators, the highest-utilized pipeline note) come from the report, not from typing."""
+    rep = tmp_path / "r-ncu-vX.txt"
+    rep.write_text(
+        "    Section: GPU Speed Of Light Throughput\n"
+        "    ----------------------- ----------- ------------\n"
+        "    Metric Name             Metric Unit Metric Value\n"
+        "    ----------------------- ----------- ------------\n"
+        "    Elapsed Cycles                cycle      613,594\n"
+        "    L1/TEX Cache Throughput           %        70.53\n"
+        "    ----------------------- ----------- ------------\n"
+        "\n"
+        "    INF   ALU is the highest-utilized pipeline (44.0%) based on elapsed cycles in the workload, taking\n"
+        "    Section: Scheduler Statistics\n"
+        "    Metric Name                  Metric Unit Metric Value\n"
+        "    Issued Warp Per Scheduler                        0.52\n")
+    m = measured.ncu_metrics(rep).set_index("metric")
+    assert m.loc["Elapsed Cycles", "value"] == 613594 and m.loc["Elapsed Cycles", "unit"] == "cycle"
+    assert m.loc["L1/TEX Cache Throughput", "value"] == pytest.approx(70.53)
+    assert m.loc["ALU pipeline (highest-utilized)", "value"] == pytest.approx(44.0)
+    assert m.loc["Issued Warp Per Scheduler", "unit"] == "" and m.loc["Issued Warp Per Scheduler", "section"] == "Scheduler Statistics"
+    assert measured.ncu_metrics(tmp_path / "missing.txt") is None
+    real = measured.ncu_metrics("measured/h200/gen3/r38a-ncu-v143.txt")
+    if real is not None:  # the committed report behind notebook 04's "What binds v143"
+        r = real.set_index("metric").value
+        assert r["L1/TEX Cache Throughput"] == pytest.approx(70.53) and r["Issue Slots Busy"] == pytest.approx(50.20)

@@ -1375,3 +1375,39 @@ def speedups(df: pd.DataFrame | None, backend: str = "triton", ref: str = "flash
                 out.append(dict(case=r["case"], kv_format=r["kv_format"], mode=m, pair=f"{backend} {r['kv_format']} vs {ref} {rf}",
                                 speedup=bt[(rf, r["case"])] / r[f"{m}_median_us"]))
     return pd.DataFrame(out) if out else None
+
+
+# --- Nsight Compute text reports (data/measured/<device>/gen2|gen3/*-ncu-*.txt) -------------------------------------
+_NCU_PIPE = re.compile(r"(\w[\w/ ]*?) is the highest-utilized pipeline \(([\d.]+)%\)")
+
+
+def ncu_metrics(path: Path | str) -> pd.DataFrame | None:
+    """The metric tables of an ``ncu --print-details`` text report (``Section: ...`` blocks of ``Metric Name / Unit /
+    Value`` rows) as rows: ``section``, ``metric``, ``unit`` ("" where ncu prints none), ``value`` (float, thousands
+    separators dropped), ``source``; plus each "<pipe> is the highest-utilized pipeline (N%)" note as the metric
+    ``<pipe> pipeline (highest-utilized)`` in %. ``path``: a file, or a path inside the data tree. None when missing."""
+    p = Path(path)
+    p = p if p.is_absolute() or p.exists() else DATA / p
+    if not p.exists():
+        return None
+    out, section, in_table = [], "", False
+    for line in p.read_text(errors="replace").splitlines():
+        s = line.strip()
+        m = _NCU_PIPE.search(s)
+        if m:
+            out.append(dict(section=section, metric=f"{m.group(1).split()[-1]} pipeline (highest-utilized)", unit="%",
+                            value=float(m.group(2))))
+        if s.startswith("Section:"):
+            section, in_table = s[len("Section:"):].strip(), False
+        elif s.startswith("Metric Name"):
+            in_table = True
+        elif in_table and s and not s.startswith("-"):
+            parts = re.split(r"\s{2,}", s)
+            try:
+                value = float(parts[-1].replace(",", ""))
+            except ValueError:
+                in_table = False
+                continue
+            out.append(dict(section=section, metric=parts[0], unit=parts[1] if len(parts) == 3 else "", value=value))
+    df = pd.DataFrame(out, columns=["section", "metric", "unit", "value"])
+    return df.assign(source=_rel(p))
