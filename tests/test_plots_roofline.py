@@ -428,6 +428,41 @@ def test_sm90_default_call_takes_the_backends_own_rules():
     assert t.set_index("case").loc["bs4-kv8192-q1-h16", ["portable_splits", "sm90_splits"]].tolist() == [64, 32]
 
 
+# Cases that reach each branch of the default call at a small SM count (cheap CPU inputs): short splits one program an
+# SM, one program an element at 32 / 128 tiles (the TMA-tile fp8 kernel in one wave, the warp-specialized MXFP4 kernel),
+# and more programs than SMs at 128 tiles (fp8's two-wave TMA kernel)
+PLAN_CASES = [("bs2-kv1024-q1-h16", 8), ("bs4-kv2048-q1-h16", 4), ("bs4-kv8192-q1-h16", 4), ("bs9-kv8192-q1-h16", 4),
+              ("bs3-kv4096-q1-h16", 132)]
+
+
+@pytest.mark.parametrize("case_name, sms", PLAN_CASES)
+def test_sm90_default_call_is_what_the_plan_builds(case_name, sms, monkeypatch):
+    """The offline mirror (notebooks 02 / 03 read it) against the real TritonDecodePlan, built on CPU tensors with the
+    machine taken for an sm90 GPU with Gluon and `sms` SMs: the same kernel and the same partial count, per format."""
+    pytest.importorskip("triton")
+    from mla.kernels.triton import launch
+
+    monkeypatch.setattr(launch, "interpreting", lambda: False)
+    monkeypatch.setattr(launch, "gluon_unavailable_reason", lambda device: None)
+    monkeypatch.setattr(launch, "device_sm_count", lambda device: sms)
+    c = P.case_from_name(case_name)
+    data = mla.generate_input(c.batch_size, c.q_seq_len, c.kv_seq_len, seed=3, device="cpu")
+    for f in P.KV_FORMATS:  # (which rules the cases reach together: the test below)
+        plan = launch.TritonDecodePlan(data, kv_format=f)
+        d = measured.sm90_default_call(case_name, f, num_sms=sms)
+        assert (plan.variant.name, plan.num_splits) == (d["variant"], d["partials"]), (case_name, f)
+
+
+def test_the_plan_cases_reach_every_default_rule():
+    pytest.importorskip("triton")
+    rules = {(measured.sm90_default_call(n, f, num_sms=s)["kernel_rule"], measured.sm90_default_call(n, f, num_sms=s)["variant"])
+             for n, s in PLAN_CASES for f in P.KV_FORMATS}
+    from mla.kernels.triton.variants import HOPPER_TMA_DEFAULT, HOPPER_WS_DEFAULT
+    assert {r for r, _ in rules} == {"DEFAULT_VARIANT", "HOPPER_DEFAULT", "HOPPER_WS_DEFAULT", "HOPPER_TMA_DEFAULT"}
+    tma = {name for _, _, name in HOPPER_TMA_DEFAULT["fp8"]}
+    assert tma <= {v for _, v in rules} and HOPPER_WS_DEFAULT["mxfp4"] in {v for _, v in rules}
+
+
 def test_gen3_split_sweeps_read_the_committed_rounds_and_compare_with_the_default_count(tmp_path, monkeypatch):
     """measured.gen3_split_sweeps: round 35's and round 36b's checked rows (H200), a warp-specialized kernel's
     count as its config set it (programs, not partials), an auto row at the count its plan resolved;
