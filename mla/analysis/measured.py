@@ -1017,25 +1017,23 @@ def sm90_default_call(case_name: str, kv_format: str, num_sms: int = 132) -> dic
 
 def sm90_default_table(cases, kv_formats=("bf16", "fp8", "mxfp4"), num_sms: int = 132) -> pd.DataFrame | None:
     """Per case and format: the portable default (DEFAULT_VARIANT at choose_num_splits' count, what a ROCm / gfx950
-    or interpreter call takes: :func:`heuristic_splits`) beside the sm90 default call (:func:`sm90_default_call`),
+    or interpreter call takes: :func:`occupancy_table`'s rows) beside the sm90 default call (:func:`sm90_default_call`),
     with the programs the sm90 call launches (batch x head groups x splits) per SM. None where triton is not
     importable."""
-    try:
-        from ..kernels.triton.launch import heads_per_program
-        from ..kernels.triton.variants import DEFAULT_VARIANT, get_variant
-    except Exception:
+    occ = occupancy_table(cases, kv_formats, num_sms)
+    if occ is None:
         return None
+    from ..kernels.triton.launch import heads_per_program
+    from ..kernels.triton.variants import get_variant
+
     rows = []
-    for c in cases:
-        for f in kv_formats:
-            d = sm90_default_call(c.name, f, num_sms)
-            v = get_variant(d["variant"])
-            groups = c.num_heads // heads_per_program(v, c.num_heads, c.q_seq_len, f)
-            rows.append(dict(case=c.name, kv_format=f, portable_variant=DEFAULT_VARIANT[f],
-                             portable_splits=heuristic_splits(c.name, DEFAULT_VARIANT[f], f, num_sms),
-                             sm90_variant=d["variant"], sm90_two_per_sm=d["two_per_sm"], sm90_splits=d["splits"],
-                             sm90_partials=d["partials"], sm90_programs_per_sm=c.batch_size * groups * d["splits"] / num_sms,
-                             split_rule=d["split_rule"], kernel_rule=d["kernel_rule"]))
+    for r in occ.itertuples():
+        c, d = P.case_from_name(r.case), sm90_default_call(r.case, r.kv_format, num_sms)
+        groups = c.num_heads // heads_per_program(get_variant(d["variant"]), c.num_heads, c.q_seq_len, r.kv_format)
+        rows.append(dict(case=r.case, kv_format=r.kv_format, portable_variant=r.variant, portable_splits=r.heuristic_splits,
+                         sm90_variant=d["variant"], sm90_two_per_sm=d["two_per_sm"], sm90_splits=d["splits"],
+                         sm90_partials=d["partials"], sm90_programs_per_sm=c.batch_size * groups * d["splits"] / num_sms,
+                         split_rule=d["split_rule"], kernel_rule=d["kernel_rule"]))
     return pd.DataFrame(rows)
 
 
@@ -1226,15 +1224,9 @@ def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", b
     (rows whose config does not set ``num_splits``; graphs not turned off), latest row per cell:
     the variant sweep plus the default variant's leaderboard row. Only cases where at least two
     variants were measured. None when there are none."""
-    rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
+    rows = variant_sweep_rows(df, kv_format, mode, backend)
     if rows is None:
         return None
-    rows = rows[_graph_ok(rows)].dropna(subset=[f"{mode}_median_us"])
-    if "cfg_num_splits" in rows:
-        rows = rows[rows["cfg_num_splits"].isna()]
-    if rows.empty:
-        return None
-    rows = latest(rows, ["case", "variant"])
     t = rows.pivot(index="case", columns="variant", values=f"{mode}_median_us")
     t = t[t.notna().sum(axis=1) >= 2]
     if t.empty or t.shape[1] < 2:
@@ -1258,6 +1250,7 @@ def variant_sweep_rows(df: pd.DataFrame | None, kv_format: str, mode: str = "col
     if "cfg_num_splits" in rows:
         rows = rows[rows["cfg_num_splits"].isna()]
     return latest(rows, ["case", "variant"]) if len(rows) else None
+
 
 def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None:
     """One time per (entry, case): each backend x KV format at its best config (min of ``mode`` over
