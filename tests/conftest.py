@@ -23,9 +23,9 @@ def pytest_collection_modifyitems(config, items):
     shard = _shard(config)
     if shard is not None:
         i, n = shard
-        keep = [it for it in items if zlib.crc32(it.nodeid.encode()) % n == i - 1]
-        config.hook.pytest_deselected(items=[it for it in items if zlib.crc32(it.nodeid.encode()) % n != i - 1])
-        items[:] = keep
+        mine = [zlib.crc32(it.nodeid.encode()) % n == i - 1 for it in items]
+        config.hook.pytest_deselected(items=[it for it, m in zip(items, mine) if not m])
+        items[:] = [it for it, m in zip(items, mine) if m]
 
 
 def pytest_addoption(parser):

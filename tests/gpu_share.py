@@ -9,8 +9,8 @@ ran 2 tests out of memory; alone they pass), not a verdict on the test, and a te
 still fails. The terminal summary and each report's `user_properties` (the junit XML's properties) name the tests
 that ran again.
 
-`tests/conftest.py` registers this plugin on a GPU under xdist; `-p gpu_share` (with `tests/` on the path)
-registers it anywhere, which is how `tests/test_packaging.py` checks it on a CPU with a simulated error.
+`tests/conftest.py` registers this plugin on any machine with a GPU; `-p gpu_share` (with `tests/` on the path)
+registers it anywhere, which is how `tests/test_gpu_share.py` checks it on a CPU with a simulated error.
 """
 
 import fcntl

@@ -839,8 +839,7 @@ def load_static(target: str = "gfx950", triton: str | None = "device") -> pd.Dat
     the venv's (``triton.csv``), or a version ("3.6.0"). A target with one Triton table (gfx950: triton.csv beside
     the HIP tables) returns every table whatever ``triton`` says."""
     folder = DATA / "static" / target
-    versioned = sorted(folder.glob("triton-*.csv"))
-    if not versioned:
+    if not any(folder.glob("triton-*.csv")):
         return load_csvs(folder)
     want = DEVICE_TRITON.get(target) if triton == "device" else triton
     if want in (None, "newest"):
