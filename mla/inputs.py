@@ -42,7 +42,7 @@ def generate_input(batch_size: int, q_seq_len: int, kv_seq_len: int, seed: int, 
     q = torch.randn((total_q, num_heads, P.QK_HEAD_DIM), dtype=torch.bfloat16, device=device, generator=gen)
     kv = torch.randn((total_kv, P.NUM_KV_HEADS, P.QK_HEAD_DIM), dtype=torch.bfloat16, device=device, generator=gen)
 
-    kv_fp8, kv_scale = quantize_fp8(kv)
+    kv_fp8, kv_scale = quantize_fp8(kv, compute_dtype=None)  # bf16 math, as the contract's reference.py
     packed, scales = quantize_mxfp4(kv.reshape(total_kv, P.QK_HEAD_DIM))
     scales_padded = torch.zeros((total_kv, MXFP4_SCALE_COLS), dtype=torch.uint8, device=device)
     scales_padded[:, : P.MXFP4_NUM_BLOCKS] = scales

@@ -63,26 +63,34 @@ def fp8_max(dtype=torch.float8_e4m3fn) -> float:
     return float(torch.finfo(_fp8_dtype(dtype)).max)
 
 
-def quantize_fp8(x: torch.Tensor, *, dtype=torch.float8_e4m3fn, scale=None):
+def quantize_fp8(x: torch.Tensor, *, dtype=torch.float8_e4m3fn, scale=None, compute_dtype=torch.float32):
     """Per-tensor fp8: returns ``(x_fp8, scale)`` with ``scale`` an fp32 tensor of shape (1,).
 
     ``scale=None`` is dynamic (``amax / fp8_max``, amax clamped to 1e-12 so an all-zero tensor
     gets a tiny positive scale); a float or tensor is a static scale (values beyond
-    ``scale * fp8_max`` saturate)."""
+    ``scale * fp8_max`` saturate).
+    ``compute_dtype``: the arithmetic of ``amax / fp8_max`` and ``x / scale``. fp32 (default) is
+    what our kernels do to Q; ``None`` = ``x``'s own dtype, what the contract's ``reference.py``
+    (``quantize_fp8``) does to the bf16 KV cache and Q: the scale and every quotient are rounded to
+    bf16 before the cast to fp8, so the scale is a bf16 value and ~3% of the bytes differ from fp32
+    math. ``generate_input`` uses it, so our fp8 KV is the leaderboard's."""
     dt = _fp8_dtype(dtype)
     if not torch.is_floating_point(x):
         raise ValueError(f"quantize_fp8 needs a floating-point tensor, got {x.dtype}")
+    cdt = x.dtype if compute_dtype is None else compute_dtype
+    if not (isinstance(cdt, torch.dtype) and cdt.is_floating_point and cdt.itemsize >= 2):
+        raise ValueError(f"compute_dtype must be a float dtype of 16 bits or more (or None), got {compute_dtype!r}")
     fmax = fp8_max(dt)
     if scale is None:
-        scale_t = (x.detach().abs().amax().float().clamp(min=1e-12) / fmax).reshape(1)
+        scale_t = (x.detach().abs().amax().to(cdt).clamp(min=1e-12) / fmax).reshape(1)
     else:
         if isinstance(scale, (int, float)) and not scale > 0:  # a tensor scale is not read back (no sync)
             raise ValueError(f"fp8 scale must be positive, got {scale}")
-        scale_t = torch.as_tensor(scale, dtype=torch.float32, device=x.device).reshape(-1)
+        scale_t = torch.as_tensor(scale, dtype=torch.float32, device=x.device).reshape(-1).to(cdt)
         if scale_t.numel() != 1:
             raise ValueError(f"a per-tensor fp8 scale has one element, got {scale_t.numel()}")
-    xq = (x.float() / scale_t).clamp(-fmax, fmax).to(dt)
-    return xq, scale_t
+    xq = (x.to(cdt) / scale_t).clamp(-fmax, fmax).to(dt)
+    return xq, scale_t.float()
 
 
 def dequantize_fp8(x_fp8: torch.Tensor, scale: torch.Tensor, dtype=torch.float32) -> torch.Tensor:

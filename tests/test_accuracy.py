@@ -16,22 +16,36 @@ from mla.check import accuracy_metrics
 from mla.reference import _attend, dequantize_kv
 
 
-def test_quantize_fp8_in_dtype_rounds_in_bf16_like_the_leaderboard():
+def test_quantize_fp8_in_the_inputs_dtype_rounds_in_bf16_like_the_leaderboard():
     g = torch.Generator().manual_seed(0)
     x32 = torch.randn(64, 576, generator=g) * 3
-    a, sa = accuracy.quantize_fp8_in_dtype(x32)
+    a, sa = quant.quantize_fp8(x32, compute_dtype=None)
     b, sb = quant.quantize_fp8(x32)
     assert torch.equal(sa, sb) and torch.equal(a.view(torch.uint8), b.view(torch.uint8))  # fp32 in: fp32 math
     x16 = x32.bfloat16()
-    a, sa = accuracy.quantize_fp8_in_dtype(x16)
+    a, sa = quant.quantize_fp8(x16, compute_dtype=None)
     b, sb = quant.quantize_fp8(x16)
     assert sa.dtype == torch.float32 and sa.shape == (1,)
     assert float(sa) == float(sa.bfloat16().float())  # the scale itself is a bf16 value
     assert float(sa) != float(sb)  # ... which mla.quant's fp32 scale is not
     assert (a.view(torch.uint8) != b.view(torch.uint8)).any()
+    # the contract's arithmetic, written out: bf16 amax / 448, bf16 quotient, then the cast
+    want = (x16 / (x16.abs().amax().clamp(min=1e-12) / 448.0)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    assert torch.equal(a.view(torch.uint8), want.view(torch.uint8))
     assert float(quant.dequantize_fp8(a, sa).sub(x16.float()).norm() / x16.float().norm()) < 0.04
-    with pytest.raises(ValueError, match="floating-point"):
-        accuracy.quantize_fp8_in_dtype(torch.ones(4, dtype=torch.int32))
+    with pytest.raises(ValueError, match="compute_dtype"):
+        quant.quantize_fp8(x16, compute_dtype=torch.int32)
+
+
+def test_generate_input_fp8_kv_is_the_contracts():
+    """The fp8 KV of generate_input is what the leaderboard's reference.py makes from the same bf16 cache."""
+    q, kv_data, *_ = mla.generate_input(2, 1, 256, seed=11)
+    kv = kv_data["bf16"]
+    kv8, scale = kv_data["fp8"]
+    want_scale = kv.abs().amax().clamp(min=1e-12) / 448.0
+    want = (kv / want_scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    assert torch.equal(kv8.view(torch.uint8), want.view(torch.uint8))
+    assert float(scale) == float(want_scale.float())
 
 
 def test_simulated_a8w8_reference_quantizes_q_and_uses_the_fp8_kv():
@@ -40,7 +54,7 @@ def test_simulated_a8w8_reference_quantizes_q_and_uses_the_fp8_kv():
     truth = mla.reference(data)
     assert ref.dtype == torch.bfloat16 and ref.shape == truth.shape
     q, kv_data, qo, kvi, cfg = data
-    q8, qs = accuracy.quantize_fp8_in_dtype(q)  # what it should compute: this Q, the inputs' fp8 KV, fp32 attention
+    q8, qs = quant.quantize_fp8(q, compute_dtype=None)  # what it should compute: this Q, the inputs' fp8 KV, fp32 attention
     want = _attend(quant.dequantize_fp8(q8, qs).reshape(2, 1, 16, -1), dequantize_kv(kv_data, "fp8").reshape(2, 128, -1),
                    cfg["sm_scale"]).reshape(truth.shape)
     assert accuracy_metrics(ref, want)["rel_l2"] < 3e-3  # the bf16 output rounding only
@@ -57,7 +71,7 @@ def _expected(data):
     """The simulation by hand, one batch element at a time: Q quantized in bf16 math, the inputs' fp8 KV,
     mla.reference's fp32 attention (with its decode-causal mask)."""
     q, kv_data, qo, kvi, cfg = data
-    q8, qs = accuracy.quantize_fp8_in_dtype(q)
+    q8, qs = quant.quantize_fp8(q, compute_dtype=None)
     qf, kv = quant.dequantize_fp8(q8, qs), dequantize_kv(kv_data, "fp8")
     parts = [_attend(qf[qo[b]:qo[b + 1]].unsqueeze(0), kv[kvi[b]:kvi[b + 1]].unsqueeze(0), cfg["sm_scale"])[0]
              for b in range(len(qo) - 1)]
@@ -70,7 +84,7 @@ def test_simulated_a8w8_reference_masks_ragged_and_multi_token_batches():
         ref = accuracy.simulated_a8w8_reference(data)
         assert accuracy_metrics(ref, _expected(data))["rel_l2"] < 3e-3
     q, kv_data, qo, kvi, cfg = data  # the same without the mask: far off
-    qf = quant.dequantize_fp8(*accuracy.quantize_fp8_in_dtype(q)).reshape(2, 2, 16, -1)
+    qf = quant.dequantize_fp8(*quant.quantize_fp8(q, compute_dtype=None)).reshape(2, 2, 16, -1)
     kv = dequantize_kv(kv_data, "fp8").reshape(2, 4, -1)
     p = torch.softmax(torch.einsum("bshd,bnd->bshn", qf, kv) * cfg["sm_scale"], -1)
     unmasked = torch.einsum("bshn,bnd->bshd", p, kv[..., :512]).reshape(ref.shape)

@@ -49,7 +49,8 @@ import torch
 from .. import problem as P
 from ..check import LEADERBOARD_ATOL, LEADERBOARD_MAX_MISMATCH, LEADERBOARD_RTOL, accuracy_metrics
 from ..inputs import generate_case, validate_data
-from ..quant import E8M0_BIAS, _e2m1_encode, dequantize_fp8, e2m1_to_float, fp8_max, mxfp4_scale_exponent
+from ..quant import (E8M0_BIAS, _e2m1_encode, dequantize_fp8, e2m1_to_float, fp8_max, mxfp4_scale_exponent,
+                     quantize_fp8)
 from ..quant import fake_quant as _fake_quant
 from ..reference import _attend, decode_causal_mask, dequantize_kv, reference
 
@@ -123,20 +124,6 @@ def fp8_scale_sensitivity(x: torch.Tensor, factors=(1.0, 1.05, 1.1)) -> pd.DataF
 
 
 # --- the leaderboard's reference, simulated ----------------------------------------------------
-def quantize_fp8_in_dtype(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-tensor dynamic e4m3fn with every step in ``x``'s own dtype, as the leaderboard's
-    ``reference.py`` (``quantize_fp8``) does on its bf16 Q: ``scale = amax / 448`` and ``x / scale``
-    are both rounded to bf16 before the cast to fp8. :func:`mla.quant.quantize_fp8` works in fp32
-    instead (what our kernels do); the two differ in the scale's last bits and so in ~2-3 % of the
-    bytes. Returns ``(x_fp8, scale)`` with ``scale`` fp32 of shape (1,)."""
-    if not torch.is_floating_point(x):
-        raise ValueError(f"quantize_fp8_in_dtype needs a floating-point tensor, got {x.dtype}")
-    fmax = fp8_max()
-    scale = x.abs().amax().clamp(min=1e-12) / fmax  # in x.dtype (bf16 for Q)
-    xq = (x / scale).clamp(min=-fmax, max=fmax).to(torch.float8_e4m3fn)
-    return xq, scale.float().reshape(1)
-
-
 def _attend_p(qb: torch.Tensor, kvb: torch.Tensor, sm_scale: float, p_format: str) -> torch.Tensor:
     """Like :func:`mla.reference._attend`, but P = exp(s - max) is rounded to ``p_format`` before
     P.V, and the row sum (from the unrounded P) divides afterwards, as AITER's own fp8 test golden
@@ -159,7 +146,7 @@ def simulated_a8w8_reference(data, *, p_format: str = "fp32") -> torch.Tensor:
 
     The GPU MODE ``amd-mixed-mla`` checker (gpu-mode/reference-kernels,
     problems/amd_202602/mixed-mla/reference.py, ``ref_kernel`` with its defaults Q_DTYPE = KV_DTYPE =
-    "fp8") quantizes Q per tensor to fp8 on the fly (:func:`quantize_fp8_in_dtype`), takes the fp8 KV
+    "fp8") quantizes Q per tensor to fp8 on the fly (:func:`mla.quant.quantize_fp8`, ``compute_dtype=None``: bf16 math), takes the fp8 KV
     of the inputs as given (``kv_data["fp8"]`` and its scale) and runs AITER's a8w8 decode kernel
     (``mla_decode_fwd``) into a bf16 output; the submission must match it at rtol = atol = 0.1 with
     at most 5 % of the elements failing. Here: the same fp8 Q and KV, dequantized, attention in fp32,
@@ -172,7 +159,7 @@ def simulated_a8w8_reference(data, *, p_format: str = "fp32") -> torch.Tensor:
     q, kv_data, _, _, config = data
     s, heads = int(config["q_seq_len"]), int(config["num_heads"])
     sm_scale = float(config.get("sm_scale", P.SM_SCALE))
-    q8, q_scale = quantize_fp8_in_dtype(q)
+    q8, q_scale = quantize_fp8(q, compute_dtype=None)
     qf = dequantize_fp8(q8, q_scale)
     kv = dequantize_kv(kv_data, "fp8")
     out = torch.empty((len(kv_lens) * s, heads, P.V_HEAD_DIM), dtype=torch.float32, device=q.device)
