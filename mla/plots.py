@@ -205,9 +205,10 @@ def heatmap(ax, table, *, rel: str = "row_min", vmax: float = 3.0, fmt: str = "{
 
 
 def hbars(ax, values, *, top: int | None = None, colors=None, xlabel: str = "", fmt: str = "{:.0f}",
-          smallest_first: bool = True, log: bool = False):
+          smallest_first: bool = True, log: bool = False, approx=()):
     """Horizontal bars of a labelled Series, the ``top`` smallest (or largest) first, each bar
-    labelled with its value: readable where a grid of cells is mostly empty."""
+    labelled with its value: readable where a grid of cells is mostly empty. Labels in ``approx``
+    (values their source gives as "~N") get a "~" before their value."""
     s = values.dropna().sort_values(ascending=smallest_first)
     if top:
         s = s.iloc[:top]
@@ -215,8 +216,8 @@ def hbars(ax, values, *, top: int | None = None, colors=None, xlabel: str = "", 
     ax.barh(range(len(s)), s.values, color=cols)
     ax.set_yticks(range(len(s)), [str(k) for k in s.index])
     ax.invert_yaxis()
-    for i, v in enumerate(s.values):
-        ax.text(v, i, " " + fmt.format(v), va="center", fontsize=8)
+    for i, (k, v) in enumerate(s.items()):
+        ax.text(v, i, (" ~" if k in approx else " ") + fmt.format(v), va="center", fontsize=8)
     if log:
         ax.set_xscale("log")
     ax.set_xlabel(xlabel)
@@ -573,11 +574,12 @@ def resource_bars(frame, cols, *, label: str = "variant", top: int | None = None
     return fig, f
 
 
-def cold_vs_kernel_figure(ho, small):
+def cold_vs_kernel_figure(ho, small, title: str = "Whole call vs kernels alone, default configs"):
     """Whole call vs kernels alone for the default configs (rows of
     :func:`mla.analysis.measured.host_overhead` with an ``entry`` column): left, the ``small``
-    shapes as stacked kernel + host bars with the anchors' whole call and the host floor; right,
-    every shape's cold time against its kernel time (distance above the diagonal = host)."""
+    shapes as stacked kernel + host bars with the anchors' whole call and each row's own run's host
+    floor; right, every shape's cold time against its kernel time (distance above the diagonal = host).
+    ``title``: the caller names the runs (they may differ in host and harness)."""
     import numpy as np
 
     fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw=dict(width_ratios=[1.5, 1]))
@@ -598,11 +600,11 @@ def cold_vs_kernel_figure(ho, small):
             seen.add("a")
         if g.host_floor_us.notna().any():
             a0.scatter(xs, g.host_floor_us, marker="x", s=25, color="#B00020", zorder=5,
-                       label=None if "h" in seen else "host_floor_us (1 tiny op, cold)")
+                       label=None if "h" in seen else "host_floor_us of the row's run (1 tiny op, cold)")
             seen.add("h")
     a0.set_xticks(xsm, small)
     a0.set_ylabel("us per call (L2 cold)")
-    a0.set_title("Three smallest shapes: solid = kernel (graph replay), dotted = host (cold - kernel)", fontsize=9)
+    a0.set_title(f"The {len(small)} smallest shapes: solid = kernel (graph replay), dotted = host (cold - kernel)", fontsize=9)
     a0.legend(fontsize=6.5, ncol=2, loc="upper left")
     a0.set_ylim(0, np.nanmax(ho[ho.case.isin(small)].cold_us) * 1.45)
     for e, g in ho.groupby("entry"):
@@ -614,7 +616,49 @@ def cold_vs_kernel_figure(ho, small):
     a1.set_xlabel("kernel-only time (us, graph replay, L2 cold)"); a1.set_ylabel("whole call (us, L2 cold)")
     a1.set_title("All 8 shapes: host overhead = distance above the diagonal", fontsize=9)
     a1.legend(fontsize=6.5, loc="upper left")
-    fig.suptitle("Whole call vs kernels alone, default configs (H200, measured here)", fontsize=11)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def geomean_figure(g, *, title: str = "Geomean over the 8 leaderboard shapes"):
+    """Ranked geomeans in blocks of one method each (``g``: one row per entry with ``geomean_us``,
+    ``method``, ``kind`` = measured / anchor, optional ``cold_geomean_us`` and ``kernel_geomean_us``):
+    bars in the order of ``g``'s methods as they first appear, sorted within a block, never across
+    (a fresh time and a cold time are different measurements); each label names its method; open
+    circles mark the entry's cold geomean and bars its kernel-only geomean where they differ from the
+    bar's own method."""
+    import numpy as np
+
+    order = list(dict.fromkeys(g["method"]))
+    g = g.assign(_b=g["method"].map(order.index)).sort_values(["_b", "geomean_us"])
+    fig, ax = plt.subplots(figsize=(9.5, 0.36 * len(g) + 1.9))
+    y = np.arange(len(g))
+    anchor = (g["kind"] == "anchor").to_numpy()
+    cols = ["#DDDDDD" if a else color(e.split()[0]) for e, a in zip(g.index, anchor)]
+    bars = ax.barh(y, g["geomean_us"], color=cols, edgecolor=["#777777" if a else "none" for a in anchor])
+    for b, a in zip(bars, anchor):
+        b.set_hatch("///" if a else "")
+    # the value sits in the label: at the bar's end it would collide with the markers
+    ax.set_yticks(y, [f"{e}  [{m} {v:.1f} us]" for e, m, v in zip(g.index, g["method"], g["geomean_us"])], fontsize=7.5)
+    seen = set()
+    for mode, mk, lab in (("cold", "o", "cold geomean (whole call, fixed inputs, L2 flushed)"),
+                          ("kernel", "|", "kernel-only geomean (graph replay)")):
+        col = f"{mode}_geomean_us"
+        if col not in g:
+            continue
+        hit = g[col].notna() & (g["method"] != mode)
+        style = dict(facecolors="none", edgecolors="k", s=40) if mk == "o" else dict(color="k", s=110)
+        ax.scatter(g.loc[hit, col], y[hit.to_numpy()], marker=mk, lw=1.3, zorder=4,
+                   label=None if mode in seen or not hit.any() else lab, **style)
+        seen.add(mode)
+    for b in range(1, len(order)):  # a rule between method blocks
+        ax.axhline(int((g["_b"] < b).sum()) - 0.5, color="k", lw=0.8, ls="--")
+    ax.set_ylim(len(g) - 0.5, -0.5)
+    ax.set_xlabel("geomean over the 8 shapes (us); the bar: the method in brackets (hatched: peer anchors, cited)")
+    ax.set_title(title, fontsize=9.5)
+    if seen:
+        ax.legend(fontsize=7, loc="upper right")
+    ax.grid(axis="y", visible=False)
     return fig
 
 

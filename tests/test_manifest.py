@@ -564,3 +564,59 @@ def test_ablation_chain_reads_one_compilers_counts_and_names_each_times_file(row
     both = pd.concat([sm90, measured.load_static("sm90", triton="newest")], ignore_index=True)
     with pytest.raises(ValueError, match="one compiler"):
         manifest.ablation_chain(rows, both)
+
+
+# --- notebook 05 on the manifest's rows: which runs, which method, which reference --------------------
+def test_shootout_ranks_each_entry_by_one_method_and_never_copies_the_default(rows):
+    """Fresh where an entry's run measured it on every shape, else cold (torch's campaign-2 run has no fresh
+    mode); with swept_only, a '(best config)' entry only where a sweep at the default rows' commit exists."""
+    long = measured.shootout(rows, ("fresh", "cold"), swept_only=True)
+    meth = long.groupby("entry").method.agg(set)
+    assert (meth.map(len) == 1).all(), "an entry mixes methods across shapes"
+    lb = rows[(rows.purpose == "leaderboard") & (rows.status == "ok")]
+    for e, m in meth.items():
+        b = e.split()[0]
+        has_fresh = lb[lb.backend == b].fresh_median_us.notna().all()
+        assert m == {"fresh" if has_fresh else "cold"}, (e, m)
+    fresh = long[long.method == "fresh"]
+    assert (fresh.time_us == fresh.fresh_us).all()
+    # the manifest's sweeps ran older commits than the default rows: a best config would copy the default
+    d = measured.default_rows(rows, "triton")
+    other = measured.ok_rows(rows, backend="triton", q_format="bf16")
+    other = other[other.git_commit.isin(set(d.git_commit)) & ~measured._default_config(other)]
+    assert other.empty and not long.entry.str.contains(r"\(best config\)").any()
+    # without swept_only (notebook 02's kernel points) the entry stays, equal to the default, as before
+    both = measured.shootout(rows, "cold").pivot_table(index="case", columns="entry", values="time_us")
+    assert (both["triton fp8 (best config)"] == both["triton fp8 (default)"]).all()
+
+
+def test_speedups_compare_with_flashinfers_fastest_format_per_shape_and_mode(rows):
+    sp = measured.speedups(rows, "triton", "flashinfer", modes=("kernel", "fresh", "cold"))
+    fi = measured.default_rows(rows, "flashinfer")
+    tri = measured.default_rows(rows, "triton")
+    fast = sp[sp.vs == "fastest"]
+    assert len(fast) == 3 * 3 * 8  # every mode x Triton format x shape, MXFP4 included
+    for r in fast.itertuples():
+        f = fi[fi.case == r.case].set_index("kv_format")[f"{r.mode}_median_us"]
+        t = tri[(tri.case == r.case) & (tri.kv_format == r.kv_format)][f"{r.mode}_median_us"].iloc[0]
+        assert r.ref_format == f.idxmin() and r.speedup == pytest.approx(f.min() / t)
+    same = sp[sp.vs == "same format"]
+    assert set(same.kv_format) == {"bf16", "fp8"} and (same.kv_format == same.ref_format).all()  # no MXFP4 stand-in
+    # on these runs FlashInfer's bf16 is its faster format on every shape and mode
+    assert set(fast.ref_format) == {"bf16"}
+    assert set(sp.source_csv) | set(sp.ref_source_csv) == {"data/measured/h200/campaign23-triton.csv",
+                                                          "data/measured/h200/campaign23-flashinfer.csv"}
+
+
+def test_host_overhead_carries_what_explains_a_negative_host_time(rows):
+    ho = measured.host_overhead(rows, measured.load_anchors()[0])
+    neg = ho[ho.host_us < 0]
+    assert len(neg) and (neg.backend == "torch").all()
+    # campaign 2's kernel mode ran back to back (no pacing): the row's own method says so
+    assert not neg.kernel_method.str.contains("paced").any() and (neg.kernel_n > 0).all()
+    assert ho[ho.backend != "torch"].kernel_method.str.contains("paced").all()
+    assert ho.host_share.dropna().between(-1, 1).all()
+    runs = measured.run_summary(rows, ho.run_id).set_index("backend")
+    assert runs.host_floor_us.round(1).to_dict() == {"torch": 17.2, "flashinfer": 41.2, "triton": 23.5}
+    assert "fresh" not in runs.loc["torch", "modes"] and "kernel mode unpaced" in measured.describe_run(
+        next(runs.reset_index().itertuples()))

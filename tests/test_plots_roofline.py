@@ -540,3 +540,59 @@ def test_ncu_metrics_reads_the_section_tables_of_a_text_report(tmp_path):
     if real is not None:  # the committed report behind notebook 04's "What binds v143"
         r = real.set_index("metric").value
         assert r["L1/TEX Cache Throughput"] == pytest.approx(70.53) and r["Issue Slots Busy"] == pytest.approx(50.20)
+
+
+def test_shootout_best_config_comes_from_a_sweep_at_the_default_commit(tmp_path):
+    """A '(best config)' entry is the min over the default commit's configs; with swept_only it exists only
+    where a non-default config was timed in the entry's method, and a preferred mode absent from a backend's
+    rows falls back to the next one (the fixture has no fresh mode)."""
+    from test_notebooks import make_fixture_tree
+
+    make_fixture_tree(tmp_path)
+    df = measured.load_measured(files=sorted((tmp_path / "measured" / "h200").glob("*.csv")))
+    long = measured.shootout(df, ("fresh", "cold"), swept_only=True)
+    assert set(long.method) == {"cold"}  # no fresh rows: every entry falls back to cold
+    assert not long.entry.str.contains(r"\(best config\)").any()  # the fixture's sweeps are kernel-only
+    # a cold-timed sweep row at the same commit, faster than the default: now a best config, and it is that row
+    r = df[(df.backend == "triton") & (df.kv_format == "fp8") & (df.case == "bs4-kv1024-q1-h16") & df.cfg_num_splits.isna()
+           & (df.status == "ok")].iloc[[0]].copy()
+    r["config"], r["cfg_num_splits"] = '{"graph": true, "num_splits": 3}', 3
+    r["cold_median_us"] = r["cold_median_us"] / 2
+    long2 = measured.shootout(pd.concat([df, r], ignore_index=True), ("fresh", "cold"), swept_only=True)
+    best = long2[long2.entry == "triton fp8 (best config)"].set_index("case")
+    dflt = long2[long2.entry == "triton fp8 (default)"].set_index("case")
+    assert best.loc["bs4-kv1024-q1-h16", "time_us"] == pytest.approx(dflt.loc["bs4-kv1024-q1-h16", "time_us"] / 2)
+    assert (best.time_us <= dflt.time_us.reindex(best.index)).all() and "triton bf16 (best config)" not in set(long2.entry)
+    gm = measured.geomeans(long2)
+    assert gm.fresh_geomean_us.isna().all() and (gm.cold_geomean_us == gm.geomean_us).all()
+
+
+def test_anchor_times_name_each_family_once_and_take_seed003s_best_split():
+    a, _ = measured.load_anchors()
+    if a is None:
+        pytest.skip("no anchors in this tree")
+    t = measured.anchor_times(a)
+    assert set(t.entry) == {v[2] for v in measured.ANCHOR_FAMILIES.values()}
+    assert (t.groupby("entry").case.nunique() == 8).all() and (t.method == "cold").all()
+    s = t[t.family == "seed003_fp8"].set_index("case").time_us
+    assert (s == a[a.family == "seed003_fp8"].groupby("case").cold_us.min()).all()
+    assert measured.anchor_times(None) is None
+
+
+def test_small_shapes_are_the_four_of_fewest_bytes():
+    from mla.analysis import targets
+
+    by_bytes = sorted(P.LEADERBOARD, key=lambda c: P.io_bytes(c, "bf16"))
+    assert set(targets.SMALL_SHAPES) == {c.name for c in by_bytes[:4]}
+    assert targets.SMALL_SHAPES[0] == targets.TINY and set(targets.SMALL) < set(targets.SMALL_SHAPES)
+
+
+def test_hbars_marks_approximate_values():
+    import matplotlib.pyplot as plt
+    from mla import plots
+
+    fig, ax = plt.subplots()
+    plots.hbars(ax, pd.Series({"published: a": 349.0, "ours": 315.2}), approx={"published: a"})
+    texts = sorted(t.get_text().strip() for t in ax.texts)
+    assert texts == ["315", "~349"]
+    plt.close(fig)

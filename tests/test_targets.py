@@ -80,10 +80,17 @@ def test_verdicts_follow_the_rows(rows):
     assert board.loc["accuracy", "status"] == "partial" and "2.0e-02" in board.loc["accuracy", "measured"]
 
 
-def test_order_counts_each_comparison_once(rows):
+def test_order_counts_shapes_and_each_comparison_once(rows):
+    """Two items per kv8192 shape (MXFP4 vs fp8, fp8 vs bf16); the status counts shapes, a shape meeting the
+    order only when both of its comparisons do ("partial (k of 4 shapes)")."""
     base, its = _board(rows)
     o = its[its.target == "order-kv8192"]
     assert len(o) == 2 * len(targets.KV8192)
+    whole = o.groupby("case").met.all()
+    assert base.loc["order-kv8192", "items"] == len(targets.KV8192)
+    assert base.loc["order-kv8192", "met_items"] == int(whole.sum())
+    if base.loc["order-kv8192", "status"] == "partial":
+        assert f"({int(whole.sum())} of {len(targets.KV8192)} shapes)" in targets.markdown(base.reset_index(), its)
     case = "bs32-kv8192-q1-h16"
     r = o[o.case == case].set_index("kv_format")
     bf16_us = float(r.loc["fp8", "limit"])  # fp8's limit is bf16's time, MXFP4's is fp8's
@@ -91,7 +98,13 @@ def test_order_counts_each_comparison_once(rows):
     board, its2 = _board(_set(rows, case, "fp8", kernel_median_us=bf16_us + 1.0))
     r2 = its2[(its2.target == "order-kv8192") & (its2.case == case)].set_index("kv_format")
     assert not bool(r2.loc["fp8", "met"]) and bool(r2.loc["mxfp4", "met"])  # fp8 now over bf16, MXFP4 under fp8
-    assert board.loc["order-kv8192", "met_items"] == base.loc["order-kv8192", "met_items"] - 1
+    assert board.loc["order-kv8192", "met_items"] == base.loc["order-kv8192", "met_items"] - 1  # the shape, once
+    # a second broken comparison at a shape that already misses changes nothing
+    miss = next(c for c, ok in whole.items() if not ok)
+    r3 = o[o.case == miss].set_index("kv_format")
+    board3, _ = _board(_set(rows, miss, "fp8", kernel_median_us=float(r3.loc["fp8", "limit"]) + 1.0,
+                            kernel_pct_read_bw=1.0))
+    assert board3.loc["order-kv8192", "met_items"] == base.loc["order-kv8192", "met_items"]
 
 
 def test_bs4_kv1024_ratio_uses_the_runs_graph_floor(rows):

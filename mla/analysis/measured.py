@@ -918,6 +918,29 @@ def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, f
     return df, (float(pd.Series(bw).median()) if bw else None)
 
 
+# each anchor family: (our backend with the same code path, or None: seed 003 is not a backend here; KV format; entry name)
+ANCHOR_FAMILIES = {
+    "torch_bmm_bf16": ("torch", "bf16", "anchor: torch bmm bf16"),
+    "flashinfer_bf16": ("flashinfer", "bf16", "anchor: flashinfer bf16"),
+    "flashinfer_fp8": ("flashinfer", "fp8", "anchor: flashinfer fp8"),
+    "seed003_fp8": (None, "fp8", "anchor: seed003 fp8 (best split)"),
+}
+
+
+def anchor_times(anchors: pd.DataFrame | None) -> pd.DataFrame | None:
+    """One anchor time per (entry, case) in the shootout's long shape: ``entry`` (``ANCHOR_FAMILIES``' names),
+    ``family``, ``kv_format``, ``case``, ``time_us`` = ``cold_us`` (the anchors' only whole-call time; seed 003:
+    the fastest of its split counts, an oracle choice), ``method`` "cold", ``source_csv``. None without anchors."""
+    if anchors is None:
+        return None
+    a = anchors[anchors["family"].isin(ANCHOR_FAMILIES)]
+    a = a.groupby(["family", "kv_format", "case", "source_csv"], as_index=False).cold_us.min()
+    a["entry"] = a["family"].map(lambda f: ANCHOR_FAMILIES[f][2])
+    a["time_us"] = a["cold_us"]
+    a["method"] = "cold"
+    return a[["entry", "family", "kv_format", "case", "time_us", "cold_us", "method", "source_csv"]] if len(a) else None
+
+
 # --- split-K helpers ---------------------------------------------------------------------------
 def heuristic_splits(case_name: str, variant: str | None, kv_format: str, num_sms: int = 132, *,
                      default_call: bool = False) -> int | None:
@@ -1251,26 +1274,43 @@ def variant_sweep_rows(df: pd.DataFrame | None, kv_format: str, mode: str = "col
     return latest(rows, ["case", "variant"]) if len(rows) else None
 
 
-def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None:
-    """One time per (entry, case): each backend x KV format at its best config (min of ``mode`` over
-    the ok rows, latest per run key; for triton an oracle choice over every swept config of the
-    default rows' commit), plus
-    ``triton <fmt> (default)``: the default-config rows (default variant, the heuristic's num_splits:
-    what a user gets). Long format: entry, backend, kv_format, case, time_us, cold_us, warm_us,
-    kernel_us, host_floor_us, read_gbs, run_id, variant, config, command, source_csv."""
+def shootout(df: pd.DataFrame | None, mode: str | tuple[str, ...] = "cold", *, swept_only: bool = False) -> pd.DataFrame | None:
+    """One time per (entry, case): each backend x KV format at its best config (min of the entry's
+    method over the ok rows, latest per run key; for triton an oracle choice over every swept config of
+    the default rows' commit), plus ``triton <fmt> (default)``: the default-config rows (default
+    variant, the heuristic's num_splits: what a user gets).
+
+    ``mode``: one time mode, or modes in order of preference, e.g. ``("fresh", "cold")``: each entry
+    takes the first mode its rows have on every one of its shapes (``method``), so no entry mixes
+    methods across shapes (torch's campaign-2 rows have no fresh mode: cold).
+    ``swept_only``: a ``triton <fmt> (best config)`` entry only where the rows of that commit hold a
+    config other than the default with a time in the entry's method; without one it would only copy
+    ``(default)``, so it is left out.
+
+    Long format: entry, backend, kv_format, case, method, time_us, cold_us, warm_us, kernel_us,
+    fresh_us, host_floor_us, read_gbs, run_id, git_commit, variant, config, command, source_csv."""
+    modes = (mode,) if isinstance(mode, str) else tuple(mode)
     rows = ok_rows(df, q_format="bf16")
     if rows is None:
         return None
-    rows = rows.dropna(subset=[f"{mode}_median_us"])
+    rows = rows.dropna(subset=[f"{m}_median_us" for m in modes], how="all")
     if rows.empty:
         return None
 
-    def rec(entry, b, f, case, r):
-        return dict(entry=entry, backend=b, kv_format=f, case=case, time_us=r[f"{mode}_median_us"],
+    def method(g):  # the first mode g has on every one of its shapes, and g's rows with it
+        for m in modes:
+            t = g.dropna(subset=[f"{m}_median_us"])
+            if len(t) and t["case"].nunique() == g["case"].nunique():
+                return m, t
+        return None, None
+
+    def rec(entry, b, f, case, r, m):
+        return dict(entry=entry, backend=b, kv_format=f, case=case, method=m, time_us=r[f"{m}_median_us"],
                     cold_us=r["cold_median_us"], warm_us=r["warm_median_us"], kernel_us=r["kernel_median_us"],
-                    pct_read_bw=r.get(f"{mode}_pct_read_bw", float("nan")),
+                    fresh_us=r.get("fresh_median_us", float("nan")),
+                    pct_read_bw=r.get(f"{m}_pct_read_bw", float("nan")),
                     host_floor_us=r.get("host_floor_us", float("nan")), read_gbs=r.get("read_gbs", float("nan")),
-                    run_id=r.get("run_id"), variant=r["variant"], config=r["config"],
+                    run_id=r.get("run_id"), git_commit=r.get("git_commit"), variant=r["variant"], config=r["config"],
                     plan_config=r.get("plan_config"), command=r.get("command"), source_csv=r.get("source_csv"))
 
     d = default_rows(rows, "triton")
@@ -1278,24 +1318,30 @@ def shootout(df: pd.DataFrame | None, mode: str = "cold") -> pd.DataFrame | None
     # rows from older code are never mixed into a best claim
     current = set(d.git_commit.dropna()) if d is not None and "git_commit" in d else set()
     out = []
-    for (b, f, case), g in rows.groupby(["backend", "kv_format", "case"]):
+    for (b, f), g in rows.groupby(["backend", "kv_format"]):
         if b == "triton" and current and "git_commit" in g:
             g = g[g.git_commit.isin(current)]
-            if g.empty:
-                continue
-        best = g.loc[g[f"{mode}_median_us"].idxmin()]
-        out.append(rec(f"{b} {f}" + (" (best config)" if b == "triton" else ""), b, f, case, best))
+        m, g = method(g) if len(g) else (None, None)
+        if m is None or (b == "triton" and swept_only and _default_config(g).all()):
+            continue
+        for case, c in g.groupby("case"):
+            best = c.loc[c[f"{m}_median_us"].idxmin()]
+            out.append(rec(f"{b} {f}" + (" (best config)" if b == "triton" else ""), b, f, case, best, m))
     if d is not None:
-        for _, r in d.dropna(subset=[f"{mode}_median_us"]).iterrows():
-            out.append(rec(f"triton {r['kv_format']} (default)", "triton", r["kv_format"], r["case"], r))
-    return pd.DataFrame(out)
+        for f, g in d.groupby("kv_format"):
+            m, g = method(g)
+            for _, r in (g.iterrows() if m else ()):
+                out.append(rec(f"triton {f} (default)", "triton", f, r["case"], r, m))
+    return pd.DataFrame(out) if out else None
 
 
 def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """Per backend x KV format x case, for the default-config rows (what the leaderboard step ran):
-    whole-call ``cold_us``, ``kernel_us`` (graph replay), ``host_us = cold - kernel``, ``warm_us``,
-    ``host_floor_us`` (where the run measured it), ``launches`` (from plan_config, where the plan
-    says), and the peer anchor's cold time for the same backend and format (``anchor_cold_us``)."""
+    whole-call ``cold_us``, ``kernel_us`` (graph replay), ``host_us = cold - kernel`` and ``host_share``
+    (host / cold, per row), ``warm_us``, ``host_floor_us`` (where the run measured it), ``launches`` (from
+    plan_config, where the plan says), the peer anchor's cold time for the same backend and format
+    (``anchor_cold_us``, ``ANCHOR_FAMILIES``), and what a reader needs to weigh a row: ``cold_iqr_us``,
+    ``kernel_n``, ``kernel_method`` (paced or not), ``run_id``, ``git_commit``."""
     rows = ok_rows(df, q_format="bf16")
     if rows is None:
         return None
@@ -1305,8 +1351,7 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
     if rows.empty:
         return None
     rows = latest(rows, ["backend", "kv_format", "case"])
-    fam = {("torch", "bf16"): "torch_bmm_bf16", ("flashinfer", "bf16"): "flashinfer_bf16",
-           ("flashinfer", "fp8"): "flashinfer_fp8"}
+    fam = {(b, f): family for family, (b, f, _) in ANCHOR_FAMILIES.items() if b}
     anc = {}
     if anchors is not None:
         anc = anchors.groupby(["family", "case"]).cold_us.min().to_dict()
@@ -1322,21 +1367,65 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
         cold_us=rows["cold_median_us"], kernel_us=rows["kernel_median_us"], warm_us=rows["warm_median_us"],
         host_floor_us=rows["host_floor_us"] if "host_floor_us" in rows else float("nan"),
         launches=rows["plan_config"].map(launches) if "plan_config" in rows else None,
+        cold_iqr_us=rows.get("cold_iqr_us"), kernel_n=rows.get("kernel_n"), kernel_method=rows.get("kernel_method"),
+        run_id=rows.get("run_id"), git_commit=rows.get("git_commit"),
         command=rows.get("command"), source_csv=rows.get("source_csv")))
     out["host_us"] = out.cold_us - out.kernel_us
+    out["host_share"] = out.host_us / out.cold_us
     out["anchor_cold_us"] = [anc.get((fam.get((b, f)), c), float("nan")) for b, f, c in zip(out.backend, out.kv_format, out.case)]
     out["cold_over_anchor"] = out.cold_us / out.anchor_cold_us
     return out.reset_index(drop=True)
 
 
-def geomeans(long: pd.DataFrame, value: str = "time_us", n_cases: int = 8) -> pd.DataFrame:
+def geomeans(long: pd.DataFrame, value: str = "time_us", n_cases: int = 8, modes=("fresh", "cold", "kernel")) -> pd.DataFrame:
     """Geomean of ``value`` per entry with the number of cases it covers; entries covering fewer
-    than ``n_cases`` are flagged (their geomean is not comparable)."""
+    than ``n_cases`` are flagged (their geomean is not comparable). Where ``long`` says so, also the
+    entry's ``method`` (:func:`shootout`'s) and, per mode of ``modes`` with a ``<mode>_us`` column,
+    ``<mode>_geomean_us``: NaN unless the entry has that mode on every one of its cases (a geomean that
+    skipped a shape would not compare)."""
     from ..bench.stats import geomean
 
     g = long.groupby("entry").agg(cases=("case", "nunique"), geomean_us=(value, geomean))
     g["complete"] = g["cases"] >= n_cases
+    if "method" in long:
+        g["method"] = long.groupby("entry")["method"].agg(lambda m: "/".join(sorted(set(m.dropna()))))
+    for m in modes:
+        if f"{m}_us" in long:
+            by = long.groupby("entry")[f"{m}_us"]
+            g[f"{m}_geomean_us"] = by.agg(geomean).where(by.agg(lambda v: bool(v.notna().all())))
     return g.sort_values("geomean_us")
+
+
+def run_summary(rows: pd.DataFrame | None, run_ids=None) -> pd.DataFrame | None:
+    """One line per run (of ``run_ids``, else every run in ``rows``): what a figure that mixes runs has to
+    say about each: ``backend``, ``campaign``, ``run_id``, ``commit`` (7 hex), ``first_row_utc``, the
+    time ``modes`` it measured, ``kernel_method`` (paced or not), ``l2_flush`` / ``fresh_flush``,
+    ``host_floor_us`` / ``graph_floor_us`` (the run's host), ``read_gbs``, ``device``, ``driver``,
+    ``torch``, ``triton``, ``source_csv``. None without rows."""
+    if rows is None:
+        return None
+    if run_ids is not None:
+        rows = rows[rows["run_id"].isin(set(run_ids))]
+    if rows.empty:
+        return None
+
+    def one(col, g):
+        v = g[col].dropna().astype(str).unique() if col in g else []
+        return ", ".join(sorted(v))
+
+    out = []
+    for rid, g in rows.groupby("run_id", sort=False):
+        out.append(dict(
+            backend=one("backend", g), campaign=one("campaign", g), run_id=rid, commit=one("git_commit", g)[:7],
+            first_row_utc=g["timestamp_utc"].min(),
+            modes=",".join(m for m in ("cold", "warm", "kernel", "fresh") if g.get(f"{m}_median_us", pd.Series()).notna().any()),
+            kernel_method=one("kernel_method", g), l2_flush=one("l2_flush", g), fresh_flush=one("fresh_flush", g),
+            host_floor_us=g["host_floor_us"].median() if "host_floor_us" in g else float("nan"),
+            graph_floor_us=g["graph_floor_us"].median() if "graph_floor_us" in g else float("nan"),
+            read_gbs=g["read_gbs"].median() if "read_gbs" in g else float("nan"),
+            device=one("device", g), driver=one("driver", g), torch=one("torch", g), triton=one("triton", g),
+            source_csv=one("source_csv", g)))
+    return pd.DataFrame(out).sort_values("first_row_utc").reset_index(drop=True)
 
 
 def variant_order(names) -> list:
@@ -1347,25 +1436,48 @@ def variant_order(names) -> list:
     return sorted(names, key=key)
 
 
+def describe_run(r, short: bool = False) -> str:
+    """One line of :func:`run_summary` for a footer (``short``: a title): what differs between runs (code,
+    date, host, kernel-mode pacing, the modes timed)."""
+    floor = f"host floor {r.host_floor_us:.1f} us" if r.host_floor_us == r.host_floor_us else "no host floor recorded"
+    pace = "" if "paced" in str(r.kernel_method) else ", kernel mode unpaced"
+    if short:
+        return f"{r.backend} {r.campaign or r.run_id} ({r.commit}, {floor}{pace}{'' if 'fresh' in r.modes else ', no fresh mode'})"
+    return (f"{r.backend}: {r.campaign or 'run'} {r.run_id} (commit {r.commit}, {str(r.first_row_utc)[:10]}, {floor}, "
+            f"modes {r.modes}{pace})")
+
+
 def speedups(df: pd.DataFrame | None, backend: str = "triton", ref: str = "flashinfer", modes=("kernel", "cold")) -> pd.DataFrame | None:
-    """time(ref) / time(backend) per case, KV format and mode for the default-config rows (the
-    manifest's leaderboard runs where tagged). A format ``ref`` lacks (MXFP4 for FlashInfer) is
-    compared with ref's fp8. Columns: case, kv_format, mode, pair, speedup."""
+    """time(ref) / time(backend) per case, KV format and mode, on the default-config rows of both (the
+    manifest's leaderboard runs where tagged), against two references (``vs``):
+
+    * "fastest": ``ref``'s fastest KV format on that case in that mode (``ref_format`` names it): what a
+      user of ``ref`` would run, and the only reference for a format ``ref`` lacks (FlashInfer: MXFP4);
+    * "same format": ``ref``'s row of the same KV format, where it has one.
+
+    Columns: case, kv_format, mode, vs, ref_format, pair, time_us, ref_us, speedup (> 1: ``backend``
+    faster), run_id, ref_run_id, command, ref_command, source_csv, ref_source_csv. None without rows of both."""
+    a, b = default_rows(df, backend), default_rows(df, ref)
+    if a is None or b is None:
+        return None
     out = []
     for m in modes:
-        a = default_rows(df, backend)
-        rows = ok_rows(df, backend=ref, q_format="bf16")
-        if a is None or rows is None:
-            return None
-        b = rows[_default_config(rows)]
-        if "purpose" in b and (b["purpose"] == "leaderboard").any():
-            b = b[b["purpose"] == "leaderboard"]
-        bt = latest(b, ["kv_format", "case"]).set_index(["kv_format", "case"])[f"{m}_median_us"]
-        for _, r in a.iterrows():
-            rf = r["kv_format"] if r["kv_format"] in set(b["kv_format"]) else "fp8"
-            if (rf, r["case"]) in bt.index and r[f"{m}_median_us"] == r[f"{m}_median_us"]:
-                out.append(dict(case=r["case"], kv_format=r["kv_format"], mode=m, pair=f"{backend} {r['kv_format']} vs {ref} {rf}",
-                                speedup=bt[(rf, r["case"])] / r[f"{m}_median_us"]))
+        col = f"{m}_median_us"
+        if col not in a or col not in b:
+            continue
+        bm = b.dropna(subset=[col])
+        fastest = {c: g.loc[g[col].idxmin()] for c, g in bm.groupby("case")}
+        same = {(r["kv_format"], r["case"]): r for _, r in bm.iterrows()}
+        for _, r in a.dropna(subset=[col]).iterrows():
+            for vs, q in (("fastest", fastest.get(r["case"])), ("same format", same.get((r["kv_format"], r["case"])))):
+                if q is None:
+                    continue
+                label = "fastest" if vs == "fastest" else q["kv_format"]
+                out.append(dict(case=r["case"], kv_format=r["kv_format"], mode=m, vs=vs, ref_format=q["kv_format"],
+                                pair=f"{backend} {r['kv_format']} vs {ref} {label}", time_us=r[col], ref_us=q[col],
+                                speedup=q[col] / r[col], run_id=r.get("run_id"), ref_run_id=q.get("run_id"),
+                                command=r.get("command"), ref_command=q.get("command"),
+                                source_csv=r.get("source_csv"), ref_source_csv=q.get("source_csv")))
     return pd.DataFrame(out) if out else None
 
 
