@@ -50,7 +50,9 @@ def check(data, output, *, rtol: float = LEADERBOARD_RTOL, atol: float = LEADERB
           max_mismatch: float = LEADERBOARD_MAX_MISMATCH, reference_output: torch.Tensor | None = None):
     """``(ok, message)``: ``output`` against the fp32 reference on the bf16 KV (the truth).
 
-    Pass ``reference_output`` to reuse a reference already computed for these inputs."""
+    Pass ``reference_output`` to reuse a reference already computed for these inputs. It is trusted, not
+    verified: only its shape is compared, so a reference computed from other inputs (or another KV
+    format) is judged against as if it were ``data``'s; telling would cost a reference computation."""
     if not isinstance(output, torch.Tensor):
         raise ValueError(f"output must be a tensor, got {type(output).__name__}")
     ref = reference(data) if reference_output is None else reference_output

@@ -175,6 +175,14 @@ def check_indptr_contents(qo: list[int], kv: list[int], q_rows: int, total_kv: i
     return kv_lens
 
 
+def check_fp8_scale(kv_data) -> None:
+    """The fp8 KV scale's value (a host read: a device sync on a GPU): finite and > 0, else a
+    ValueError. One definition for the decode path's check (mla/validate.py) and the references."""
+    s = float(kv_data["fp8"][1].reshape(-1)[0])
+    if not (s > 0 and s < float("inf")):
+        raise ValueError(f"kv_data['fp8'] scale must be finite and > 0, got {s}")
+
+
 def _validate_kv(kv_data, fmt, device) -> int:
     """Check one KV format's tensors; return total_kv."""
     if fmt not in P.KV_FORMATS:

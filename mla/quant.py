@@ -59,6 +59,9 @@ def _fp8_dtype(dtype) -> torch.dtype:
     return dtype
 
 
+_FP8_COMPUTE_DTYPES = (torch.bfloat16, torch.float32)
+
+
 def fp8_max(dtype=torch.float8_e4m3fn) -> float:
     return float(torch.finfo(_fp8_dtype(dtype)).max)
 
@@ -69,17 +72,20 @@ def quantize_fp8(x: torch.Tensor, *, dtype=torch.float8_e4m3fn, scale=None, comp
     ``scale=None`` is dynamic (``amax / fp8_max``, amax clamped to 1e-12 so an all-zero tensor
     gets a tiny positive scale); a float or tensor is a static scale (values beyond
     ``scale * fp8_max`` saturate).
-    ``compute_dtype``: the arithmetic of ``amax / fp8_max`` and ``x / scale``. fp32 (default) is
-    what our kernels do to Q; ``None`` = ``x``'s own dtype, what the contract's ``reference.py``
-    (``quantize_fp8``) does to the bf16 KV cache and Q: the scale and every quotient are rounded to
+    ``compute_dtype``: the arithmetic of ``amax / fp8_max`` and ``x / scale``, bf16 or fp32. fp32
+    (default) is what our kernels do to Q; ``None`` = ``x``'s own dtype (so x must be bf16 or fp32),
+    what the contract's ``reference.py`` (``quantize_fp8``) does to the bf16 KV cache and Q: the scale and every quotient are rounded to
     bf16 before the cast to fp8, so the scale is a bf16 value and ~3% of the bytes differ from fp32
     math. ``generate_input`` uses it, so our fp8 KV is the leaderboard's."""
     dt = _fp8_dtype(dtype)
     if not torch.is_floating_point(x):
         raise ValueError(f"quantize_fp8 needs a floating-point tensor, got {x.dtype}")
     cdt = x.dtype if compute_dtype is None else compute_dtype
-    if not (isinstance(cdt, torch.dtype) and cdt.is_floating_point and cdt.itemsize >= 2):
-        raise ValueError(f"compute_dtype must be a float dtype of 16 bits or more (or None), got {compute_dtype!r}")
+    # fp32's exponent range only: in fp16 the 1e-12 clamp underflows (an all-zero x: scale 0, NaN
+    # output) and an amax above 65504 makes the scale inf
+    if cdt not in _FP8_COMPUTE_DTYPES:
+        via = f" (None takes x's dtype, {x.dtype})" if compute_dtype is None else ""
+        raise ValueError(f"compute_dtype must be one of {_FP8_COMPUTE_DTYPES} or None, got {cdt!r}{via}")
     fmax = fp8_max(dt)
     if scale is None:
         scale_t = (x.detach().abs().amax().to(cdt).clamp(min=1e-12) / fmax).reshape(1)
@@ -94,9 +100,13 @@ def quantize_fp8(x: torch.Tensor, *, dtype=torch.float8_e4m3fn, scale=None, comp
 
 
 def dequantize_fp8(x_fp8: torch.Tensor, scale: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+    """``x_fp8 * scale`` in ``dtype``; ``scale`` is the one per-tensor value (a float or a 1-element tensor)."""
     if x_fp8.dtype not in FP8_DTYPES.values():
         raise ValueError(f"dequantize_fp8 needs an fp8 tensor, got {x_fp8.dtype}")
-    return (x_fp8.to(torch.float32) * torch.as_tensor(scale, device=x_fp8.device).float().reshape(-1)[0]).to(dtype)
+    scale_t = torch.as_tensor(scale, device=x_fp8.device)
+    if scale_t.numel() != 1:
+        raise ValueError(f"a per-tensor fp8 scale has one element, got {scale_t.numel()}")
+    return (x_fp8.to(torch.float32) * scale_t.float().reshape(-1)[0]).to(dtype)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from . import problem as P
-from .inputs import validate_data
+from .inputs import check_fp8_scale, validate_data
 from .quant import dequantize_fp8, dequantize_mxfp4, fake_quant
 
 
@@ -50,6 +50,25 @@ def _attend(qb: torch.Tensor, kvb: torch.Tensor, sm_scale: float) -> torch.Tenso
     return torch.einsum("bshn,bnd->bshd", p, kvb[..., : P.V_HEAD_DIM])
 
 
+def attend_batches(qf: torch.Tensor, kv: torch.Tensor, kv_lens, q_seq_len: int, sm_scale: float,
+                   attend=_attend) -> torch.Tensor:
+    """Attention of every batch element over its own KV segment: ``qf`` ``(bs * s, H, 576)``, ``kv``
+    ``(total_kv, 576)`` with ``kv_lens`` rows per element, in order -> ``(bs * s, H, 512)`` in ``qf``'s
+    dtype. ``attend`` is :func:`_attend` or one with its signature. Uniform batches run as one batched
+    call; ragged ones loop over batch elements (one definition for every caller that attends a batch)."""
+    s, heads, bs = q_seq_len, qf.shape[1], len(kv_lens)
+    if len(set(kv_lens)) == 1:
+        out = attend(qf.reshape(bs, s, heads, -1), kv.reshape(bs, kv_lens[0], -1), sm_scale)
+        return out.reshape(bs * s, heads, P.V_HEAD_DIM).to(qf.dtype)
+    out = torch.empty((bs * s, heads, P.V_HEAD_DIM), dtype=qf.dtype, device=qf.device)
+    start = 0
+    for b, n in enumerate(kv_lens):
+        out[b * s:(b + 1) * s] = attend(qf[b * s:(b + 1) * s].unsqueeze(0), kv[start:start + n].unsqueeze(0),
+                                        sm_scale)[0]
+        start += n
+    return out
+
+
 def reference(data, *, kv_format: str = "bf16", q_format: str = "bf16", dtype=torch.float32) -> torch.Tensor:
     """``(total_q, H, 512)`` attention output in ``dtype`` (fp32 by default).
 
@@ -57,19 +76,10 @@ def reference(data, *, kv_format: str = "bf16", q_format: str = "bf16", dtype=to
     if q_format not in P.Q_FORMATS:
         raise ValueError(f"unknown q_format {q_format!r}; choose from {P.Q_FORMATS}")
     kv_lens = validate_data(data, kv_format)
-    q, kv_data, qo_indptr, kv_indptr, config = data
-    s, heads = int(config["q_seq_len"]), int(config["num_heads"])
+    q, kv_data, _, _, config = data
+    if kv_format == "fp8":  # a scale mla.decode refuses (<= 0, NaN, inf) would give garbage or zeros here
+        check_fp8_scale(kv_data)
     sm_scale = float(config.get("sm_scale", P.SM_SCALE))
     kv = dequantize_kv(kv_data, kv_format, dtype)
     qf = (q.float() if q_format == "bf16" else fake_quant(q.float(), q_format)).to(dtype)
-    bs = len(kv_lens)
-    if len(set(kv_lens)) == 1:
-        out = _attend(qf.reshape(bs, s, heads, -1), kv.reshape(bs, kv_lens[0], -1), sm_scale)
-        return out.reshape(bs * s, heads, P.V_HEAD_DIM)
-    out = torch.empty((bs * s, heads, P.V_HEAD_DIM), dtype=dtype, device=q.device)
-    start = 0
-    for b, n in enumerate(kv_lens):
-        o = _attend(qf[b * s:(b + 1) * s].unsqueeze(0), kv[start:start + n].unsqueeze(0), sm_scale)
-        out[b * s:(b + 1) * s] = o[0]
-        start += n
-    return out
+    return attend_batches(qf, kv, kv_lens, int(config["q_seq_len"]), sm_scale)

@@ -80,7 +80,7 @@ from collections import OrderedDict, deque
 import torch
 
 from . import problem as P
-from .inputs import check_indptr_contents, validate_data
+from .inputs import check_fp8_scale, check_indptr_contents, validate_data
 
 _SEEN_PER_PLAN = 16  # validated signatures remembered per plan (check set + timing set + a few more)
 
@@ -134,12 +134,6 @@ def _check_config_lengths(config: dict, kv_lens: list[int]) -> None:
                              f"kv_seq_len is {n} and config['kv_lens'] is None (a uniform batch)")
 
 
-def _check_fp8_scale(kv_data) -> None:
-    s = float(kv_data["fp8"][1].reshape(-1)[0])
-    if not (s > 0 and s < float("inf")):
-        raise ValueError(f"kv_data['fp8'] scale must be finite and > 0, got {s}")
-
-
 def check_inputs(data, kv_format: str, *, deep: bool = True) -> None:
     """Validate ``data`` for a decode of ``kv_format``; ValueError naming the first problem.
 
@@ -152,7 +146,7 @@ def check_inputs(data, kv_format: str, *, deep: bool = True) -> None:
     if deep:
         _check_config_lengths(data[4], kv_lens)
         if kv_format == "fp8":
-            _check_fp8_scale(data[1])
+            check_fp8_scale(data[1])
 
 
 def signature(data, kv_format: str) -> tuple:
@@ -181,7 +175,7 @@ _FP32_POSITIVE_FINITE_BITS = (1, 0x7F7FFFFF)
 def _contents_bounds(canonical, with_fp8_scale: bool):
     """(lo, hi) int32 vectors for the queued check: ``clamp(cat(qo, kv[, scale bits]), lo, hi)`` leaves
     the vector unchanged iff the indptrs equal the canonical ones (lo = hi there) and the fp8 scale is
-    finite and > 0 (:data:`_FP32_POSITIVE_FINITE_BITS`), exactly :func:`_check_fp8_scale`'s rule."""
+    finite and > 0 (:data:`_FP32_POSITIVE_FINITE_BITS`), exactly :func:`mla.inputs.check_fp8_scale`'s rule."""
     ref = torch.cat(canonical)
     if not with_fp8_scale:
         return ref, ref
@@ -410,7 +404,7 @@ class CallGuard:
                                             int(p.config["q_seq_len"]))
             _check_config_lengths(p.config, kv_lens)
             if p.scale is not None:
-                _check_fp8_scale({"fp8": (None, p.scale)})
+                check_fp8_scale({"fp8": (None, p.scale)})
         except ValueError as e:
             raise ValueError(f"{e}{where}") from None
         raise ValueError("qo_indptr / kv_indptr differ from the ones config's lengths imply" + where)

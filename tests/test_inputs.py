@@ -45,10 +45,11 @@ def test_inputs_are_standard_normal_and_seeded():
 def test_all_formats_come_from_the_same_cache():
     q, kv, *_ = mla.generate_input(2, 1, 128, seed=5)
     truth = kv["bf16"].float().reshape(-1, 576)
-    for fmt, tol in (("fp8", 0.07), ("mxfp4", 0.5)):
+    # relative L2 of each format on standard-normal KV (seeds 0-39: fp8 0.0264-0.0269, MXFP4 0.1114-0.1125)
+    for fmt, lo, hi in (("fp8", 0.02, 0.03), ("mxfp4", 0.10, 0.125)):
         deq = mla.dequantize_kv(kv, fmt)
         rel = ((deq - truth).norm() / truth.norm()).item()
-        assert rel < tol, (fmt, rel)
+        assert lo < rel < hi, (fmt, rel)
 
 
 def test_ragged_q4_and_32_heads():

@@ -124,6 +124,29 @@ def test_fp8_nan_inf_behaviour_is_as_documented():
     assert torch.isinf(s).all() and xq.float()[0].item() == 0 and torch.isnan(xq.float()[1])
 
 
+def test_fp8_compute_dtype_is_bf16_or_fp32():
+    """fp16 arithmetic breaks the dynamic scale (the 1e-12 clamp underflows to 0 for an all-zero x:
+    NaN output; an amax above 65504 is an inf scale): refused, named, also when None takes x's dtype."""
+    with pytest.raises(ValueError, match=r"got torch.float16 \(None takes x's dtype, torch.float16\)"):
+        quant.quantize_fp8(torch.zeros(8, dtype=torch.float16), compute_dtype=None)
+    with pytest.raises(ValueError, match=r"compute_dtype must be one of \(torch.bfloat16, torch.float32\).*float16"):
+        quant.quantize_fp8(torch.full((8,), 7e4), compute_dtype=torch.float16)
+    with pytest.raises(ValueError, match="got torch.float64"):
+        quant.quantize_fp8(torch.zeros(8, dtype=torch.float64), compute_dtype=None)
+    for x, cdt in ((torch.zeros(8, dtype=torch.float16), torch.float32), (torch.zeros(8, dtype=torch.bfloat16), None),
+                   (torch.full((8,), 7e4), torch.bfloat16),
+                   (torch.full((8,), 65504.0, dtype=torch.float16), torch.float32)):
+        xq, s = quant.quantize_fp8(x, compute_dtype=cdt)  # fp16 input in fp32 / bf16 math: a sane scale
+        assert 0 < s.item() < float("inf") and torch.isfinite(xq.float()).all()
+
+
+def test_dequantize_fp8_takes_one_scale():
+    xq, s = quant.quantize_fp8(torch.randn(8))
+    assert torch.equal(quant.dequantize_fp8(xq, s), quant.dequantize_fp8(xq, float(s)))
+    with pytest.raises(ValueError, match="a per-tensor fp8 scale has one element, got 2"):
+        quant.dequantize_fp8(xq, torch.cat([s, 2 * s]))
+
+
 def test_q_quantizers_shapes():
     q = torch.randn(3, 16, 576, generator=torch.Generator().manual_seed(0)).clamp(-5.9, 5.9).bfloat16()
     packed, scales = quant.quantize_q_mxfp4(q)

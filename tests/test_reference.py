@@ -79,14 +79,35 @@ def test_check_passes_reference_and_fails_wrong_outputs():
 
 
 def test_check_threshold_is_five_percent():
-    data = mla.generate_input(2, 1, 64, seed=0)
+    """5 % of 5 x 16 x 512 = 40960 elements is a whole 2048: exactly that many mismatches pass, one more fails."""
+    data = mla.generate_input(5, 1, 64, seed=0)
     ref = mla.reference(data)
-    out = ref.clone().flatten()
-    n = out.numel()
-    out[: int(0.05 * n)] += 1.0  # exactly at the limit: passes
-    assert mla.check(data, out.reshape(ref.shape).bfloat16(), reference_output=ref)[0]
-    out[: int(0.06 * n)] += 1.0
-    assert not mla.check(data, out.reshape(ref.shape).bfloat16(), reference_output=ref)[0]
+    n = ref.numel()
+    limit = n // 20
+    assert limit * 20 == n
+    for bad, passes in ((limit, True), (limit + 1, False)):
+        out = ref.clone().flatten()
+        out[:bad] += 1.0  # |ref| < 9 here, so +1 is outside atol + rtol |ref|
+        out = out.reshape(ref.shape).bfloat16()
+        assert mla.accuracy_metrics(out, ref)["mismatch"] == bad / n
+        ok, msg = mla.check(data, out, reference_output=ref)
+        assert ok is passes, msg
+
+
+def test_reference_refuses_a_bad_fp8_scale():
+    """The scale mla.decode refuses is refused by the references too (not finite garbage or zeros)."""
+    from mla.analysis.accuracy import simulated_a8w8_reference
+
+    data = mla.generate_input(2, 1, 64, seed=0)
+    q, kv_data, qo, kvp, cfg = data
+    buf, scale = kv_data["fp8"]
+    for value in (-1.0, 0.0, float("nan"), float("inf")):
+        bad = (q, dict(kv_data, fp8=(buf, torch.full_like(scale, value))), qo, kvp, cfg)
+        with pytest.raises(ValueError, match=r"kv_data\['fp8'\] scale must be finite and > 0"):
+            mla.reference(bad, kv_format="fp8")
+        with pytest.raises(ValueError, match=r"kv_data\['fp8'\] scale must be finite and > 0"):
+            simulated_a8w8_reference(bad)
+        torch.testing.assert_close(mla.reference(bad), mla.reference(data))  # bf16 KV: the scale is not read
 
 
 def test_accuracy_metrics_values():

@@ -48,11 +48,11 @@ import torch
 
 from .. import problem as P
 from ..check import LEADERBOARD_ATOL, LEADERBOARD_MAX_MISMATCH, LEADERBOARD_RTOL, accuracy_metrics
-from ..inputs import generate_case, validate_data
+from ..inputs import check_fp8_scale, generate_case, validate_data
 from ..quant import (E8M0_BIAS, _e2m1_encode, dequantize_fp8, e2m1_to_float, fp8_max, mxfp4_scale_exponent,
                      quantize_fp8)
 from ..quant import fake_quant as _fake_quant
-from ..reference import _attend, decode_causal_mask, dequantize_kv, reference
+from ..reference import attend_batches, decode_causal_mask, dequantize_kv, reference
 
 SCALE_RULES = ("even", "floor")
 P_FORMATS = ("fp32", "bf16", "fp8")  # what the simulated a8w8 reference does to P before P.V
@@ -157,21 +157,12 @@ def simulated_a8w8_reference(data, *, p_format: str = "fp32") -> torch.Tensor:
         raise ValueError(f"unknown p_format {p_format!r}; choose from {P_FORMATS}")
     kv_lens = validate_data(data, "fp8")
     q, kv_data, _, _, config = data
-    s, heads = int(config["q_seq_len"]), int(config["num_heads"])
-    sm_scale = float(config.get("sm_scale", P.SM_SCALE))
+    check_fp8_scale(kv_data)
     q8, q_scale = quantize_fp8(q, compute_dtype=None)
     qf = dequantize_fp8(q8, q_scale)
     kv = dequantize_kv(kv_data, "fp8")
-    out = torch.empty((len(kv_lens) * s, heads, P.V_HEAD_DIM), dtype=torch.float32, device=q.device)
-    if len(set(kv_lens)) == 1:
-        out = _attend_p(qf.reshape(len(kv_lens), s, heads, -1), kv.reshape(len(kv_lens), kv_lens[0], -1),
-                        sm_scale, p_format).reshape(out.shape)
-    else:
-        start = 0
-        for b, n in enumerate(kv_lens):
-            out[b * s:(b + 1) * s] = _attend_p(qf[b * s:(b + 1) * s].unsqueeze(0), kv[start:start + n].unsqueeze(0),
-                                               sm_scale, p_format)[0]
-            start += n
+    out = attend_batches(qf, kv, kv_lens, int(config["q_seq_len"]), float(config.get("sm_scale", P.SM_SCALE)),
+                         attend=lambda qb, kvb, sm: _attend_p(qb, kvb, sm, p_format))
     return out.bfloat16()
 
 
@@ -203,9 +194,8 @@ def combos(kv_formats=P.KV_FORMATS, q_formats=P.Q_FORMATS, rules=SCALE_RULES):
 
 
 def _quantized_output(data, kv_format: str, q_format: str, rule: str, cache: dict) -> torch.Tensor:
-    """fp32 attention on (Q, KV) passed through their formats, rounded to bf16 (uniform batches)."""
+    """fp32 attention on (Q, KV) passed through their formats, rounded to bf16."""
     q, kv_data, _, _, config = data
-    bs, s, h = config["batch_size"], config["q_seq_len"], config["num_heads"]
     key_kv, key_q = ("kv", kv_format, rule if kv_format == "mxfp4" else ""), ("q", q_format, rule if q_format == "mxfp4" else "")
     if key_kv not in cache:
         if kv_format == "mxfp4" and rule == "floor":
@@ -214,9 +204,11 @@ def _quantized_output(data, kv_format: str, q_format: str, rule: str, cache: dic
             cache[key_kv] = dequantize_kv(kv_data, kv_format)
     if key_q not in cache:
         cache[key_q] = q.float() if q_format == "bf16" else fake_quant(q.float(), q_format, rule)
-    n = cache[key_kv].shape[0] // bs
-    out = _attend(cache[key_q].reshape(bs, s, h, -1), cache[key_kv].reshape(bs, n, -1), float(config["sm_scale"]))
-    return out.reshape(bs * s, h, P.V_HEAD_DIM).bfloat16()
+    if "kv_lens" not in cache:  # from the indptr, as mla.reference reads them (ragged batches included)
+        cache["kv_lens"] = validate_data(data, kv_format)
+    out = attend_batches(cache[key_q], cache[key_kv], cache["kv_lens"], int(config["q_seq_len"]),
+                         float(config["sm_scale"]))
+    return out.bfloat16()
 
 
 def tolerance_ratio(out: torch.Tensor, truth: torch.Tensor, rtol=LEADERBOARD_RTOL, atol=LEADERBOARD_ATOL):
