@@ -31,8 +31,8 @@ def _fresh_plans():
     clear_plans()
 
 
-def good(kv_lens=None, heads=16):
-    return mla.generate_input(2, 1, 64, seed=0, num_heads=heads, kv_lens=kv_lens)
+def good(kv_lens=None, heads=16, q_seq_len=1):
+    return mla.generate_input(2, q_seq_len, 64, seed=0, num_heads=heads, kv_lens=kv_lens)
 
 
 def replace(data, **kw):
@@ -46,7 +46,12 @@ def ptr(*values):
     return torch.tensor(values, dtype=torch.int32)
 
 
-# name -> (make bad data from good data, kv_format, the message it must name)
+def overlapping(t, row_stride):
+    """A view of ``t``'s storage whose rows start ``row_stride`` elements apart (unit last stride)."""
+    return t.as_strided(t.shape, (row_stride,) + t.stride()[1:])
+
+
+# name -> (make bad data from good data, kv_format, the message it must name[, good()'s arguments])
 ROWS = {
     "q float32": (lambda d: replace(d, q=d[0].float()), "fp8", "q must be bfloat16"),
     "q float16": (lambda d: replace(d, q=d[0].half()), "bf16", "q must be bfloat16"),
@@ -95,6 +100,16 @@ ROWS = {
                                     "mismatched format"),
     "config lengths disagree": (lambda d: replace(d, cfg={**d[4], "kv_seq_len": 64}, kvp=ptr(0, 30, 128)), "bf16",
                                 "kv_indptr gives batch element 0 30 KV tokens, config's kv_seq_len is 64"),
+    "qo_indptr steps not q_seq_len": (lambda d: replace(d, qo=ptr(0, 1, 4)), "fp8",
+                                      r"every batch element must have q_seq_len = 2 queries, got \[1, 3\]",
+                                      dict(q_seq_len=2)),
+    "KV shorter than q_seq_len": (lambda d: replace(d, kvp=ptr(0, 1, 128)), "bf16",
+                                  "batch element 0 has 1 KV tokens, fewer than q_seq_len 2", dict(q_seq_len=2)),
+    "kv rows overlap": (lambda d: replace(d, kv={**d[1], "bf16": overlapping(d[1]["bf16"], 288)}), "bf16",
+                        r"rows must be contiguous \(last stride 1, row stride >= 576\), got strides \(288, 576, 1\)"),
+    "mxfp4 scale rows overlap": (lambda d: replace(d, kv={**d[1], "mxfp4": (d[1]["mxfp4"][0],
+                                                                            overlapping(d[1]["mxfp4"][1], 8))}),
+                                 "mxfp4", r"kv_data\['mxfp4'\] scale rows overlap: row stride 8 < 18 blocks"),
     "not a 5-tuple": (lambda d: d[:4], "fp8", "data must be the 5-tuple"),
     "config missing a key": (lambda d: replace(d, cfg={k: v for k, v in d[4].items() if k != "q_seq_len"}), "fp8",
                              "config is missing 'q_seq_len'"),
@@ -105,8 +120,8 @@ ROWS = {
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("row", list(ROWS))
 def test_bad_input_is_a_value_error(row, backend, when):
-    make, kv_format, message = ROWS[row]
-    data = good()
+    make, kv_format, message, *base = ROWS[row]
+    data = good(**(base[0] if base else {}))
     bad = make(data)
     if when == "call":  # a plan for the good inputs of the same shape is already cached
         mla.plan(data, backend=backend, kv_format=kv_format)
