@@ -57,13 +57,18 @@ What is checked (a plan build, a new structure, or "full"):
               q_seq_len ending at q's rows, kv_indptr ending at the KV rows, every KV length
               >= q_seq_len and equal to config['kv_lens'] (or kv_seq_len for a uniform batch), the
               fp8 scale finite and > 0
+  plan        a plan's own limits on input values (``Plan.check_new_inputs``; today the Triton MXFP4
+              word decodes' scale range, mx_decode >= 2), at build and on every new signature (not
+              inside a CUDA-graph capture): a host read, so on those plans every fresh input set costs
+              a device sync
 
 Recycled addresses: a new tensor on a freed tensor's address with version 0 has the signature of an
 input already checked, so its contents are not re-read. The indptrs cannot hurt (kernels run on the
 plan's canonical copies); the fp8 scale is guarded where it is used: every fp8 path (the Triton
 kernels of all three generations, the torch backend) turns a scale this module would refuse into NaN
 rows, and FlashInfer's backend reads the scale on the host anyway and refuses it there; generation
-3's MXFP4 kernel decodes blocks with scales outside its exact range to NaN.
+3's MXFP4 kernel decodes blocks with scales outside its exact range to NaN. Plan checks are skipped
+there too (generation 1's word decodes overflow a scale above 136 to inf / NaN).
 
 What is NOT checked: tensor values (NaN / inf in q or the cache, E8M0 scale bytes of 0xFF = NaN),
 indptr contents written behind torch's back (a kernel or DLPack writing the same memory: the
@@ -295,6 +300,7 @@ class CallGuard:
         self._ring = None  # (pinned flags, events) for queued checks, made at the first full check on CUDA
         self._bounds = None  # (lo, hi) int32 vectors the queued check compares against (with canonical)
         self._check = None  # the one-kernel queued check (CUDA with triton), else the torch ops of _bad
+        self.plan_check = None  # the plan's own check of a new input set (Plan.check_new_inputs), or None
 
     def _remember(self, sig) -> None:
         self._seen[sig] = None
@@ -328,19 +334,20 @@ class CallGuard:
         except Exception:
             check_inputs(data, self.kv_format, deep=False)  # names the problem
             raise
-        if validate == "full":
-            if sig in self._seen:
-                self._seen.move_to_end(sig)
-            else:
-                self.admit(data)
-            return data
         if sig in self._seen:
             self._seen.move_to_end(sig)
-        elif sig[0] in self._structures and self.canonical is not None and self._queue(data, sig):
+            return data if validate == "full" else self.trusted(data)
+        if validate != "full" and sig[0] in self._structures and self.canonical is not None and self._queue(data, sig):
             self._remember(sig)  # dropped again if the queued check fails
         else:
             self.admit(data)
-        return self.trusted(data)
+        if self.plan_check is not None and not _capturing():  # after the generic checks: their messages first
+            try:
+                self.plan_check(data)  # (a host read: a device sync where the plan has such a check)
+            except ValueError:
+                self._seen.pop(sig, None)
+                raise
+        return data if validate == "full" else self.trusted(data)
 
     def trusted(self, data):
         """``data`` with the canonical indptrs (equal in value to the caller's once validated)."""

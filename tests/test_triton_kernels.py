@@ -441,9 +441,62 @@ def test_graph_auto_never_replays_a_stale_graph(monkeypatch):
         plan.run(fresh)
     assert [a for a, _ in log] == ["launch"] * 8
     assert plan.call_paths == {"launch": 10, "capture": 1, "replay": 1}  # a capture call replays once
-    # same address, another stride (a view): a different key, never the old graph
-    q_view = torch.empty(data[0].shape[0], data[0].shape[1], 640, dtype=data[0].dtype)[:, :, :576]
-    assert plan._ptr_key((q_view, *data[1:])) != key
+
+
+def test_graph_key_tells_apart_views_at_one_address():
+    """A captured graph bakes in strides too: two views at the same address with other strides (a q or
+    a KV cache sliced from a wider buffer, or not) must not share a graph key."""
+    data = mla.generate_input(2, 1, 64, seed=0)
+    plan = TritonDecodePlan(data, kv_format="bf16", variant="v50_n32_w4_s3_fr", num_splits=2)
+    q, kv_data, *rest = data
+    wide_q = torch.empty(q.shape[0], q.shape[1], 640, dtype=q.dtype)
+    wide_kv = torch.empty(kv_data["bf16"].shape[0], 1, 640, dtype=torch.bfloat16)
+    q_dense, q_sliced = wide_q.as_strided(q.shape, q.stride()), wide_q[:, :, :576]
+    kv_dense, kv_sliced = wide_kv.as_strided(kv_data["bf16"].shape, kv_data["bf16"].stride()), wide_kv[..., :576]
+    assert q_dense.data_ptr() == q_sliced.data_ptr() and q_dense.stride() != q_sliced.stride()
+    assert kv_dense.data_ptr() == kv_sliced.data_ptr() and kv_dense.stride() != kv_sliced.stride()
+    base = plan._ptr_key((q_dense, {"bf16": kv_dense}, *rest))
+    assert plan._ptr_key((q_dense, {"bf16": kv_dense}, *rest)) == base
+    assert plan._ptr_key((q_sliced, {"bf16": kv_dense}, *rest)) != base  # q's strides
+    assert plan._ptr_key((q_dense, {"bf16": kv_sliced}, *rest)) != base  # the KV row stride
+
+
+def test_word_decode_scale_limit_holds_on_a_cached_plan(monkeypatch):
+    """mx_decode >= 2 multiplies by the MXFP4 block scale in fp16 (E8M0 > 136 overflows): refused when
+    a plan is built and on every input set a cached plan has not seen (not only the build's); a call
+    repeating the previous one does not read the scales again."""
+    from mla.backends import _plans
+    from mla.kernels.triton import launch
+
+    clear_plans()
+    variant, msg = "v30_n32_w4_s2_mxw_tr", r"exact for E8M0 scales <= 136 .* these inputs reach 137"
+    assert VARIANTS[variant].mx_decode >= 2
+    reads = []
+    span = launch.mxfp4_scale_span
+    monkeypatch.setattr(launch, "mxfp4_scale_span", lambda s: reads.append(s.data_ptr()) or span(s))
+    data = mla.generate_input(2, 1, 64, seed=3)
+    packed, scales = data[1]["mxfp4"]
+    scales = scales.clone()
+    scales[5, 7] = 137
+    bad = (data[0], {"mxfp4": (packed, scales)}, *data[2:])
+    decode = lambda d: mla.decode(d, backend="triton", kv_format="mxfp4", variant=variant)  # noqa: E731
+    with pytest.raises(ValueError, match=msg):  # at the build
+        decode(bad)
+    clear_plans()
+    reads.clear()
+    decode(data)
+    decode(data)
+    assert reads == [data[1]["mxfp4"][1].data_ptr()]  # the build's read only: the repeat is the memo's
+    for _ in range(2):  # a cached plan, a new set of inputs; refused again (not remembered as validated)
+        with pytest.raises(ValueError, match=msg):
+            decode(bad)
+    assert len(_plans) == 1
+    other = mla.generate_input(2, 1, 64, seed=4)
+    reads.clear()
+    assert mla.check(other, decode(other))[0] and reads == [other[1]["mxfp4"][1].data_ptr()]
+    with pytest.raises(ValueError, match=msg):  # mla.plan's cache hit runs the guard too
+        mla.plan(bad, backend="triton", kv_format="mxfp4", variant=variant)
+    clear_plans()
 
 
 def test_bind_and_default_graph_auto_through_the_backend():

@@ -97,6 +97,7 @@ def _guarded(data, backend, kv_format, q_format, validate, config) -> tuple[Plan
     guard = _validate.CallGuard(kv_format)
     guard.admit(data)
     p = b.plan(data, kv_format=kv_format, q_format=q_format, **config)
+    guard.plan_check = p.check_new_inputs  # (the build itself checked these inputs)
     _plans[key] = (p, guard)
     return p, data, guard
 

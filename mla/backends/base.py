@@ -26,6 +26,9 @@ class Plan:
     run:      ``run(data) -> (total_q, H, 512) bf16``; may return a buffer it owns.
     outputs:  buffers ``run`` writes (the harness poisons them with NaN before a checked call).
     config:   the resolved configuration (e.g. the num_splits a heuristic picked), recorded in results.
+    check_new_inputs: ``check_new_inputs(data)`` raises ValueError where the plan cannot take these inputs
+              for a reason of its own beyond mla.validate's (e.g. a kernel's range of MXFP4 scales, checked
+              at build); mla.decode's guard runs it on every input set the plan has not validated. None: none.
     """
 
     backend: str
@@ -34,6 +37,7 @@ class Plan:
     run: Callable[[tuple], torch.Tensor]
     outputs: list[torch.Tensor] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    check_new_inputs: Callable[[tuple], None] | None = None
 
     def __call__(self, data) -> torch.Tensor:
         return self.run(data)

@@ -87,7 +87,7 @@ class TritonBackend(Backend):
 
         p = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, **config)
         return TritonPlan(backend=self.name, kv_format=kv_format, q_format=q_format, run=p.run, outputs=p.outputs,
-                          config=dict(p.config), kernel_plan=p)
+                          config=dict(p.config), check_new_inputs=p.check_new_inputs, kernel_plan=p)
 
 
 BACKEND = TritonBackend()

@@ -476,9 +476,23 @@ def check_mxfp4_scales(span: tuple[int, int], variant: str, exact=MXFP4_E4M3_EXA
                          "generation-1 variant such as 'v1_n32_w4_s2'")
 
 
+def check_f16_decode_scales(span: tuple[int, int], variant: str) -> None:
+    """Generation 1's word decodes (mx_decode >= 2) multiply by the block scale in fp16: E8M0 above 136
+    overflows. ``span`` is mxfp4_scale_span's."""
+    top = span[1]
+    if top > MXFP4_F16_EXACT[1]:
+        raise ValueError(f"variant {variant!r} decodes MXFP4 through fp16 and is exact for E8M0 scales <= "
+                         f"{MXFP4_F16_EXACT[1]} (block amax < ~2**11); these inputs reach {top}: use an exact "
+                         "variant such as 'v1_n32_w4_s2'")
+
+
 class TritonDecodePlan:
     """A ready decode for one shape. ``run(data)`` is the lean call; ``outputs`` lists the buffers
-    it writes (the harness poisons them)."""
+    it writes (the harness poisons them). ``check_new_inputs(data)`` (None where the build checked
+    nothing beyond mla.validate) repeats the build's checks of input values on another input set:
+    mla.decode's per-call guard runs it on every input set the plan has not validated."""
+
+    check_new_inputs = None
 
     def __init__(self, data, *, kv_format: str = "fp8", q_format: str = "bf16", variant: str | None = None,
                  num_splits: int | str | None = None, graph: bool | str = "auto", split_table: str | None = None,
@@ -535,14 +549,11 @@ class TritonDecodePlan:
                 check_mxfp4_scales(mx_span, self.variant.name,
                                    MXFP4_F16_EXACT if self.variant.qk_f16 else MXFP4_E4M3_EXACT)
         elif kv_format == "mxfp4" and self.variant.mx_decode >= 2:
-            # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse at plan
-            # time (one read of the scales) rather than return inf/NaN. Below 104 only near-zero
-            # blocks lose precision (all-zero blocks, scale byte 0, stay exact).
-            top = mx_span[1]
-            if top > 136:
-                raise ValueError(f"variant {self.variant.name!r} decodes MXFP4 through fp16 and is exact for E8M0 "
-                                 f"scales <= 136 (block amax < ~2**11); these inputs reach {top}: use an exact "
-                                 "variant such as 'v1_n32_w4_s2'")
+            # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse (one read of
+            # the scales) rather than return inf/NaN, here and on every input set the plan has not seen
+            # (check_new_inputs). Below 104 only near-zero blocks lose precision (scale byte 0 stays exact).
+            check_f16_decode_scales(mx_span, self.variant.name)
+            self.check_new_inputs = self._check_new_scales
         # knobs: None = the variant's choice; True/False override it (sweepable from the bench CLI)
         for name, val in (("fused_reduce", fused_reduce), ("balanced", balanced), ("coop_merge", coop_merge)):
             if val is not None and not isinstance(val, bool):
@@ -780,6 +791,10 @@ class TritonDecodePlan:
         if isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
             raise ValueError(f"num_splits must be an int in [1, {MAX_SPLITS}], 'auto' or 'race'; got {num_splits!r}")
         return num_splits
+
+    def _check_new_scales(self, data) -> None:
+        """The build's MXFP4 scale limit on another input set (one host read of the scales)."""
+        check_f16_decode_scales(mxfp4_scale_span(data[1]["mxfp4"][1]), self.variant.name)
 
     def _decision_key(self) -> dict:
         return dict(device=_device_name(self.device), kv_format=self.kv_format, q_format=self.q_format,
