@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,17 +23,9 @@ from mla.kernels.hip.variants import VARIANTS
 GFX950_LDS_BYTES = 160 * 1024
 
 
-def _tool(clang: str, name: str) -> str | None:
-    major = B.clang_major(clang)
-    for cand in (f"{name}-{major}", str(Path(clang).resolve().parent / name), name):
-        if shutil.which(cand):
-            return shutil.which(cand)
-    return None
-
-
 try:
     CLANG = B.find_clang()
-    READELF, LLD = _tool(CLANG, "llvm-readelf"), _tool(CLANG, "ld.lld")
+    READELF, LLD = B.llvm_tool(CLANG, "llvm-readelf"), B.llvm_tool(CLANG, "ld.lld")
 except B.ToolchainMissing:
     CLANG = READELF = LLD = None
 needs_clang = pytest.mark.skipif(not (CLANG and READELF and LLD),

@@ -58,6 +58,16 @@ def clang_version(clang: str) -> str:
     return out.splitlines()[0].strip()
 
 
+def llvm_tool(clang: str, name: str) -> str | None:
+    """Path of the LLVM tool ``name`` (e.g. "ld.lld", "llvm-readelf") that goes with ``clang``: Debian's
+    ``name-NN`` of clang's major version, else the one beside clang, else ``name`` on PATH; None if none."""
+    major = clang_major(clang)
+    for cand in (f"{name}-{major}", str(Path(clang).resolve().parent / name), name):
+        if shutil.which(cand):
+            return shutil.which(cand)
+    return None
+
+
 def clang_major(clang: str) -> int:
     m = re.search(r"clang version (\d+)", clang_version(clang))
     return int(m.group(1)) if m else 0
