@@ -1,7 +1,9 @@
-"""``python -m mla <command>``: info, smoke, bench, isa.
+"""``python -m mla <command>``: info, bench, report (mla.bench.cli); smoke, reproduce (mla.commands);
+isa, accuracy, timeline (mla.analysis); submission; doctor. ``python -m mla <command> --help`` says more.
 
 Each command module registers its own subparser (``register(subparsers)``) so the CLI stays a thin
-layer on top of the package.
+layer on top of the package. A bad request (ValueError) or a file that cannot be read or written
+(OSError) is one line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, BackendUnavailable) as e:  # bad arguments or inputs, a machine that cannot:
-        print(f"error: {e}", file=sys.stderr)    # one line that says what is wrong, no traceback
+    except (ValueError, BackendUnavailable, OSError) as e:  # bad arguments or inputs, a machine that cannot,
+        print(f"error: {e}", file=sys.stderr)             # a path that cannot be written: one line, no traceback
         return 2
 
 

@@ -10,6 +10,7 @@ import time
 import torch
 
 from . import problem as P
+from .argtypes import csv_list, positive_int
 from .backends import list_backends
 from .backends import decode
 from .check import accuracy_metrics, check
@@ -24,6 +25,8 @@ def smoke(case_set: str = "smoke", backends=None, device: str = "cpu", print_fn=
     cannot run here is a ValueError before anything runs (never a quiet reference-only pass)."""
     avail = {b["name"]: b for b in list_backends()}
     names = list(backends) if backends is not None else ["torch"]
+    if not names:
+        raise ValueError("smoke: no backend named (backends=[]); name one, or pass None for torch")
     for name in names:  # every requested backend must run here: no silent reference-only pass
         b = avail.get(name)
         if b is None:
@@ -85,7 +88,7 @@ def _cmd_smoke(args) -> int:
     from .bench.cli import check_device
 
     device = str(check_device(args.device))
-    backends = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend else None
+    backends = args.backend  # (None: smoke's default, torch)
     _enable_triton_interpreter(backends, device)
     rows = smoke(args.cases, backends, device)
     bad = [r for r in rows if not r["ok"]]
@@ -105,12 +108,12 @@ def _cmd_reproduce(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("smoke", help="CPU smoke: reference + available backends on a case set, checked")
     p.add_argument("--cases", default="smoke", help=f"case set: {sorted(P.CASE_SETS)}")
-    p.add_argument("--backend", default=None, help="comma list of backends (default: torch)")
-    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present)")
+    p.add_argument("--backend", default=None, type=csv_list, help="comma list of backends (default: torch)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present, else cpu)")
     p.set_defaults(func=_cmd_smoke)
     p = sub.add_parser("reproduce", help="execute notebooks/ in order, regenerating figures/")
     p.add_argument("--mode", choices=("replay", "live"), default="replay",
                    help="replay: plot committed data/ (CPU); live: re-measure through mla first (GPU)")
     p.add_argument("--only", default=None, help="run only notebooks whose name contains this")
-    p.add_argument("--timeout", type=int, default=1200, help="seconds per notebook cell")
+    p.add_argument("--timeout", type=positive_int, default=1200, help="seconds per notebook cell")
     p.set_defaults(func=_cmd_reproduce)

@@ -37,7 +37,9 @@ def _triton_rows() -> list[dict]:
     rows.append(_row("triton interpreter", OK if interp or torch.cuda.is_available() else MISSING,
                      "TRITON_INTERPRET=1 (kernels run on the CPU)" if interp else
                      ("off: kernels compile for the GPU" if torch.cuda.is_available() else
-                      "no GPU: set TRITON_INTERPRET=1 before triton is imported to run the triton backend on CPU")))
+                      "TRITON_INTERPRET is not set, and without a GPU the triton backend runs only under the "
+                      "interpreter: set TRITON_INTERPRET=1 before triton is imported (smoke --backend triton "
+                      "sets it itself)")))
     ptx_off = os.environ.get("MLA_TRITON_PTX", "1") == "0"
     rows.append(_row("triton inline PTX", NA if torch.version.hip or not torch.cuda.is_available() else OK,
                      "portable path forced (MLA_TRITON_PTX=0)" if ptx_off else
@@ -146,7 +148,7 @@ def _cuda_rows() -> list[dict]:
 
 def diagnose(build: bool = False) -> list[dict]:
     """Every check, in order (see the module doc)."""
-    from .backends import backends
+    from .bench.cli import backend_table
 
     rows = [_row("python", OK, platform.python_version()),
             _row("torch", OK, f"{torch.__version__} (CUDA {torch.version.cuda}, HIP {getattr(torch.version, 'hip', None)})")]
@@ -157,8 +159,11 @@ def diagnose(build: bool = False) -> list[dict]:
     rows += _triton_rows()
     rows += _rocm_rows(build)
     rows += _cuda_rows()
-    for b in backends():
-        rows.append(_row(f"backend {b['name']}", OK if b["available"] else MISSING, b["reason"] or b["description"]))
+    for b in backend_table():  # what `info` says: triton on a CPU is usable only with the interpreter on
+        usable = b["status"] in ("yes", "interpreter")
+        interp = " (here: under Triton's interpreter)" if b["status"] == "interpreter" else ""
+        rows.append(_row(f"backend {b['name']}", OK if usable else MISSING,
+                         b["description"] + interp if usable else b["reason"]))
     return rows
 
 
@@ -177,7 +182,7 @@ def register(sub) -> None:
     ap = sub.add_parser("doctor", help="what this machine can run and, if not, the missing piece",
                         description=__doc__.splitlines()[0])
     ap.add_argument("--build", action="store_true", help="also compile a gfx950 code object (needs clang + lld)")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="the rows as JSON (check, status, detail)")
     ap.set_defaults(func=_cmd)
 
 

@@ -118,12 +118,16 @@ def case_from_name(name: str, seed: int = 0) -> Case:
                 return c
         raise ValueError(f"no ragged case named {name!r} in the case sets (a ragged name does not hold its "
                          f"lengths); known: {sorted({c.name for c in known})}")
-    try:
-        parts = dict((p[:2] if p[:2] in ("bs", "kv") else p[:1], int(p[2:] if p[:2] in ("bs", "kv") else p[1:]))
-                     for p in name.split("-"))
+    fields = [(p[:2], p[2:]) if p[:2] in ("bs", "kv") else (p[:1], p[1:]) for p in name.split("-")]
+    keys = [k for k, _ in fields]
+    if not {"bs", "kv"} <= set(keys) <= {"bs", "kv", "q", "h"} or len(set(keys)) < len(keys) \
+            or not all(v.isdigit() for _, v in fields):
+        raise ValueError(f"cannot parse case name {name!r}; expected like 'bs4-kv1024-q1-h16' (q and h optional)")
+    parts = {k: int(v) for k, v in fields}
+    try:  # it parses: a value out of range is validate_shape's message, about this name
         return Case(parts["bs"], parts["kv"], seed=seed, q_seq_len=parts.get("q", 1), num_heads=parts.get("h", NUM_HEADS))
-    except (KeyError, ValueError) as e:
-        raise ValueError(f"cannot parse case name {name!r}; expected like 'bs4-kv1024-q1-h16'") from e
+    except ValueError as e:
+        raise ValueError(f"case {name!r}: {e}") from None
 
 
 # --- named case sets -------------------------------------------------------------------------

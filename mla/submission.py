@@ -212,9 +212,12 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
         # generation 2, or generation 1 when the MXFP4 scales leave generation 2's exact range)
         # imported here: the CLI builds its parser from this module, and the triton package must stay
         # unimported until `smoke` has decided whether a CPU run needs TRITON_INTERPRET=1
-        from .kernels.triton.variants import get_variant
+        from .backends.triton_backend import variant_suggestion
+        from .kernels.triton.variants import VARIANTS
 
-        variant = get_variant(variant).name if variant else None
+        if variant and variant not in VARIANTS:  # a typo: its close matches, not all the names
+            raise ValueError(variant_suggestion(variant, VARIANTS))
+        variant = variant or None
     else:
         from .kernels.hip import build as hip_build
         from .kernels.hip.variants import DEFAULT_VARIANT as HIP_DEFAULT
@@ -263,9 +266,13 @@ def generate(backend: str = "triton", kv_format: str = "mxfp4", variant: str | N
 
 
 def write(path: str | Path, **kwargs) -> Path:
+    """Generate and write the file; its folder is made if missing (as every command's --out does)."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; name the file to write (e.g. {path / 'submission.py'})")
     text = generate(**kwargs)
     compile(text, str(path), "exec")  # a syntax error here, not on the leaderboard
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
 
@@ -282,11 +289,14 @@ def _cmd(args) -> int:
 def register(sub) -> None:
     ap = sub.add_parser("submission", help="write a self-contained amd-mixed-mla leaderboard submission",
                         description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="triton", choices=sorted(ROOTS))
+    ap.add_argument("--backend", default="triton", choices=sorted(ROOTS),
+                    help="whose kernels the file carries (default: triton)")
     ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS, help="hip: mxfp4 only")
     ap.add_argument("--variant", default=None, help="kernel variant (default: the format's default)")
     ap.add_argument("--num-splits", type=int, default=None, help="fixed KV splits (default: the heuristic)")
-    ap.add_argument("-o", "--output", default="submission.py")
+    ap.add_argument("-o", "--output", default="submission.py",
+                    help="file to write, overwritten if present; its folder is made if missing (default: "
+                         "./submission.py in the current directory, the file popcorn-cli submits, not out/)")
     ap.set_defaults(func=_cmd)
 
 

@@ -127,7 +127,8 @@ def main(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("isa", help="static ISA lab: compile kernels offline, parse registers/LDS/mix",
                               description=__doc__, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=("gfx950", "sm90"), required=True)
+    p.add_argument("--target", choices=("gfx950", "sm90"), required=True,
+                   help="gfx950: the HIP and Triton kernels for MI355X; sm90: the Triton kernels for H100 / H200")
     p.add_argument("--out", help="output folder (default out/static/<target>, git-ignored)")
     p.add_argument("--write", action="store_true", help="without --out: update data/static/<target> (tracked)")
     p.add_argument("--no-triton", action="store_true", help="skip the triton kernels")

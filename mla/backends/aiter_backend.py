@@ -210,6 +210,9 @@ class AiterBackend(Backend):
             return False, f"aiter {aiter_version()} is older than 0.1.11 (no page_size / kv_last_page_lens)"
         return True, ""
 
+    def check_config(self, config: dict) -> None:
+        parse_config(config)
+
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         parse_config(config)  # config errors before the import, so they read the same everywhere
         import aiter

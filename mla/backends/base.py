@@ -49,7 +49,8 @@ class Plan:
 
 class Backend:
     """Subclass and register in ``mla.backends``. ``plan`` must raise ValueError for configs or
-    formats it does not support, and BackendUnavailable when this machine cannot run it."""
+    formats it does not support, and BackendUnavailable when this machine cannot run it; configs
+    go through ``check_config`` first."""
 
     name: str = ""
     description: str = ""
@@ -63,6 +64,14 @@ class Backend:
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:  # pragma: no cover
         raise NotImplementedError
+
+    def check_config(self, config: dict) -> None:
+        """ValueError for a config key this backend does not take, or a value no input could make
+        valid. It needs no inputs, so ``bench`` refuses a typo before it builds any; ``plan`` calls it
+        too. What depends on the inputs (a variant for another format, say) is left to ``plan``.
+        This default takes no keys; a backend with keys overrides it."""
+        if config:
+            raise ValueError(f"backend {self.name!r} takes no config keys, got {sorted(config)}")
 
     # shared argument checks, so every backend refuses bad requests the same way
     def check_request(self, data, kv_format: str, q_format: str) -> None:

@@ -95,14 +95,17 @@ class FlashInferBackend(Backend):
             return False, "flashinfer is not installed (pip extra 'cuda'; on the H200 see flashinfer_carry.sh)"
         return True, ""
 
-    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
+    def check_config(self, config: dict) -> None:
         allowed = {"fi_backend"}
         unknown = set(config) - allowed
         if unknown:
             raise ValueError(f"backend 'flashinfer' does not take config {sorted(unknown)} (takes {sorted(allowed)})")
+        if config.get("fi_backend", "auto") not in ("auto", "fa2", "fa3"):
+            raise ValueError(f"fi_backend must be auto, fa2 or fa3, got {config['fi_backend']!r}")
+
+    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
+        self.check_config(config)
         fi_backend = config.get("fi_backend", "auto")
-        if fi_backend not in ("auto", "fa2", "fa3"):
-            raise ValueError(f"fi_backend must be auto, fa2 or fa3, got {fi_backend!r}")
         import flashinfer
 
         q, kv_data, qo_indptr, kv_indptr, cfg = data

@@ -44,8 +44,8 @@ def choose_num_splits(batch_size: int, max_kv_len: int, block_n: int, num_cus: i
     return max(1, min(want, by_length, MAX_SPLITS))
 
 
-def validate_request(data, kv_format: str, q_format: str, config: dict) -> None:
-    """Raise ValueError for anything this kernel family does not implement (before any build)."""
+def check_hip_config(config: dict) -> None:
+    """ValueError for a config key or value this kernel family does not take (no inputs needed)."""
     unknown = sorted(set(config) - set(_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"hip backend: unknown config {unknown}; accepts {list(_CONFIG_KEYS)}")
@@ -55,6 +55,11 @@ def validate_request(data, kv_format: str, q_format: str, config: dict) -> None:
         ns = config["num_splits"]
         if not isinstance(ns, int) or isinstance(ns, bool) or not 1 <= ns <= MAX_SPLITS:
             raise ValueError(f"hip backend: num_splits must be an int in 1..{MAX_SPLITS}, got {ns!r}")
+
+
+def validate_request(data, kv_format: str, q_format: str, config: dict) -> None:
+    """Raise ValueError for anything this kernel family does not implement (before any build)."""
+    check_hip_config(config)
     if kv_format != "mxfp4":
         raise ValueError(f"hip backend: kv_format {kv_format!r} is unsupported; the gfx950 kernels read "
                          f"the MXFP4 cache only (kv_format='mxfp4')")
@@ -119,6 +124,9 @@ class HipBackend(Backend):
         # then the shared checks, which raise BackendUnavailable off gfx950.
         validate_request(data, kv_format, q_format, config or {})
         super().check_request(data, kv_format, q_format)
+
+    def check_config(self, config: dict) -> None:
+        check_hip_config(config)
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         validate_request(data, kv_format, q_format, config)

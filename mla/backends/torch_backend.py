@@ -46,8 +46,7 @@ class TorchBackend(Backend):
     devices = ("cpu", "cuda")
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
-        if config:
-            raise ValueError(f"backend 'torch' takes no config keys, got {sorted(config)}")
+        self.check_config(config)
         q, kv_data, qo_indptr, kv_indptr, cfg = data
         device, heads = q.device, q.shape[1]
         s, bs = int(cfg["q_seq_len"]), int(cfg["batch_size"])

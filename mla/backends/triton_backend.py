@@ -40,6 +40,7 @@ imported); on CUDA / ROCm it compiles for the device.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -49,6 +50,24 @@ from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
                "coop_merge", "warp_specialized", "kv_tma", "timeline", "steal_helpers")
+# the values each enumerated key takes (the module doc; TritonDecodePlan checks them again, with the inputs)
+CONFIG_CHOICES = {"graph": (True, False, "auto"), "fused_reduce": (None, True, False), "balanced": (None, True, False),
+                  "coop_merge": (None, True, False), "partial_dtype": (None, "fp32", "bf16"),
+                  "pdl": (None, False, True, "early", "late"), "warp_specialized": (None, False),
+                  "kv_tma": (None, False), "timeline": (False, True)}
+
+
+def _is_one_of(value, choices) -> bool:
+    return any(type(value) is type(c) and value == c for c in choices)  # (1 is not True here)
+
+
+def variant_suggestion(name, names) -> str:
+    """'unknown triton variant ...' with the names it is close to, not all ~170 of them."""
+    text = str(name)
+    near = [n for n in names if text and n.startswith(text)][:5]
+    near += [n for n in difflib.get_close_matches(text, list(names), n=5, cutoff=0.6) if n not in near]
+    hint = f"close matches: {', '.join(near[:5])}" if near else "no close match"
+    return f"unknown triton variant {name!r}; {hint} ({len(names)} variants in mla.kernels.triton.VARIANTS)"
 
 
 @dataclass
@@ -76,13 +95,32 @@ class TritonBackend(Backend):
             return False, "needs the triton package"
         return True, ""
 
-    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
+    def check_config(self, config: dict) -> None:
         unknown = sorted(set(config) - set(CONFIG_KEYS))
         if unknown:
             raise ValueError(f"backend 'triton' does not take config keys {unknown}; it takes {CONFIG_KEYS}")
+        for key, choices in CONFIG_CHOICES.items():
+            if key in config and not _is_one_of(config[key], choices):
+                raise ValueError(f"triton config {key}={config[key]!r}: choose from {choices}")
+        helpers = config.get("steal_helpers")
+        if helpers is not None and (isinstance(helpers, bool) or not isinstance(helpers, (int, float)) or helpers <= 0):
+            raise ValueError(f"triton config steal_helpers={helpers!r}: a number > 0, or None")
+        variant, ns = config.get("variant"), config.get("num_splits")
+        if (variant is None and _is_one_of(ns, (None, "auto", "race"))) or not self.availability()[0]:
+            return  # (the names below live beside the kernels: importing them imports triton)
+        from ..kernels.triton.launch import MAX_SPLITS
+        from ..kernels.triton.variants import VARIANTS
+
+        if variant is not None and variant not in VARIANTS:
+            raise ValueError(variant_suggestion(variant, VARIANTS))
+        if not (_is_one_of(ns, (None, "auto", "race")) or (type(ns) is int and 1 <= ns <= MAX_SPLITS)):
+            raise ValueError(f"triton config num_splits={ns!r}: an int in [1, {MAX_SPLITS}], 'auto' or 'race'")
+
+    def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         if data[0].device.type == "cpu" and os.environ.get("TRITON_INTERPRET", "0") != "1":
             raise BackendUnavailable("backend 'triton' on CPU inputs needs TRITON_INTERPRET=1 (set before "
                                      "importing triton)")
+        self.check_config(config)  # (after the interpreter check: it may import triton)
         from ..kernels.triton import TritonDecodePlan
 
         p = TritonDecodePlan(data, kv_format=kv_format, q_format=q_format, **config)

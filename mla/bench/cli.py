@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -18,11 +17,8 @@ from pathlib import Path
 
 import torch
 
+from ..argtypes import DefaultsHelpFormatter, csv_list, positive_float, positive_floats
 from .stats import StoppingRule
-
-
-def _csv_list(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 # --- info --------------------------------------------------------------------------------------
@@ -125,9 +121,11 @@ def _mem_available_bytes() -> int | None:
     return None
 
 
-def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, max_bytes: int | None):
+def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, max_bytes: int | None,
+                configs=({},)):
     """Split the request into what can run here and what cannot, before any input is built.
 
+    Unknown names, and configs a backend does not take (``check_configs``), are a ValueError.
     Returns (runnable, skipped): runnable maps case -> [(backend, kv_format, q_format)];
     skipped is a list of (what, why) lines. A combination is skipped when the backend cannot be
     imported, is unavailable here, does not run on this device type, does not take the format,
@@ -137,9 +135,10 @@ def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, ma
 
     from ..backends import get_backend
 
-    from .harness import check_names
+    from .harness import check_configs, check_names
 
     check_names(backends, kv_formats, q_formats)
+    check_configs(backends, configs)
     skipped, ok_combos = [], []
     for name in backends:
         try:
@@ -178,7 +177,10 @@ def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, ma
 
 def check_device(text: str | None) -> torch.device:
     """The device a command runs on; a GPU request on a machine without one is one clear error."""
-    device = torch.device(text or ("cuda" if torch.cuda.is_available() else "cpu"))
+    try:
+        device = torch.device(text or ("cuda" if torch.cuda.is_available() else "cpu"))
+    except RuntimeError:  # torch's own message lists every device type it knows, tpu and xla included
+        raise ValueError(f"--device {text}: use cpu, cuda or cuda:N") from None
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(f"--device {text}: this machine has no CUDA/ROCm device (torch {torch.__version__}, "
@@ -201,25 +203,24 @@ def cmd_bench(args) -> int:
     from .timers import default_modes, validate_modes
 
     device = check_device(args.device)
-    cases = resolve_cases(_csv_list(args.cases))
+    cases = resolve_cases(args.cases)
     configs = expand_configs(parse_assignments(args.config, multi=False), parse_assignments(args.sweep, multi=True))
     rule = StoppingRule(min_runs=args.min_runs, max_runs=args.max_runs, max_seconds=args.max_seconds,
                         rel_sem=args.rel_sem, settle_seconds=args.settle_seconds,
                         kernel_min_seconds=args.kernel_min_seconds, kernel_idle_ratio=args.kernel_idle_ratio)
-    modes = validate_modes(_csv_list(args.mode) if args.mode else default_modes(device), device)
-    backends = _csv_list(args.backend)
-    kv_formats, q_formats = _csv_list(args.kv_format), _csv_list(args.q_format)
+    modes = validate_modes(args.mode or default_modes(device), device)
+    backends, kv_formats, q_formats = args.backend, args.kv_format, args.q_format
     if args.max_gb is not None:
         max_bytes = int(args.max_gb * 1e9)
     else:
         avail = _mem_available_bytes()
         max_bytes = avail // 2 if avail else None
-    runnable, skipped = plan_combos(cases, backends, kv_formats, q_formats, device, max_bytes)
+    runnable, skipped = plan_combos(cases, backends, kv_formats, q_formats, device, max_bytes, configs)
     for what, why in skipped:
         print(f"skip {what}: {why}", flush=True)
     total = sum(len(c) for c in runnable.values()) * len(configs)
     if not total:
-        raise ValueError("nothing to run: every requested (backend, format, case) is skipped (see above)")
+        raise ValueError("nothing to run: every requested (backend, format, case) is skipped (see the skip lines)")
 
     run_id = prov.new_run_id(device)
     out = Path(args.out) if args.out else default_out(device, run_id, args.write)
@@ -231,7 +232,7 @@ def cmd_bench(args) -> int:
             raise ValueError(f"{out} has another schema's header; write a new file")
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.bandwidth_gbs:
-        r, c = (float(x) for x in args.bandwidth_gbs.split(","))
+        r, c = args.bandwidth_gbs
         bandwidth = dict(read_gbs=r, copy_gbs=c)
     else:
         bandwidth = measure_bandwidth(device)  # once per run, not once per case
@@ -264,8 +265,17 @@ def cmd_bench(args) -> int:
     df = rows_to_frame(rows)
     print_summary(df)
     print(f"wrote {len(df)} rows to {out}")
-    n_bad = int((df["status"].isin(["failed", "error"])).sum())
-    return 1 if n_bad and args.strict else 0
+    return _bench_status(df, args.strict)
+
+
+def _bench_status(df, strict: bool) -> int:
+    """bench's exit status (its help's epilog): 1 when no row was measured, or with --strict when a row
+    failed its check or errored; else 0. Rows that cannot run here (unsupported / unavailable) are kept."""
+    if not (df["status"] == "ok").any():
+        counts = ", ".join(f"{n} {s}" for s, n in df["status"].value_counts().items())
+        print(f"error: no row was measured ({counts}); see the messages above", file=sys.stderr)
+        return 1
+    return 1 if strict and df["status"].isin(["failed", "error"]).any() else 0
 
 
 def cmd_report(args) -> int:
@@ -280,6 +290,12 @@ def cmd_report(args) -> int:
 
     if args.markdown and not args.targets:
         raise ValueError("--markdown goes with --targets (README's scoreboard block)")
+    if args.purpose:  # before any file is read: a typo would otherwise end as "no rows left"
+        from ..analysis.manifest import PURPOSES
+
+        bad = [x for x in args.purpose if x not in PURPOSES]
+        if bad:
+            raise ValueError(f"unknown --purpose {', '.join(map(repr, bad))}; choose from {', '.join(PURPOSES)}")
     if args.targets:
         return _report_targets(args)
     if args.manifest or not args.files:
@@ -300,7 +316,7 @@ def cmd_report(args) -> int:
             raise ValueError(f"no readable result files in {args.files}")
         df = pd.concat(frames, ignore_index=True)
     if args.run:
-        want = _csv_list(args.run)
+        want = args.run
         hit = df["run_id"].map(lambda r: any(str(r).endswith(w) for w in want))
         if not hit.any():
             raise ValueError(f"no rows of run(s) {want}; runs present: {sorted(df['run_id'].unique())}")
@@ -308,15 +324,15 @@ def cmd_report(args) -> int:
     if args.purpose:
         if "purpose" not in df:
             raise ValueError("--purpose needs rows read through the manifest (--manifest)")
-        df = df[df["purpose"].isin(_csv_list(args.purpose))]
+        df = df[df["purpose"].isin(args.purpose)]
     if args.case:
-        df = df[df["case"].isin(_csv_list(args.case))]
+        df = df[df["case"].isin(args.case)]
     if df.empty:
         raise ValueError("no rows left after the selection")
     if args.long:
         print_summary(df)
     else:
-        print_compact(df, modes=_csv_list(args.mode) if args.mode else None)
+        print_compact(df, modes=args.mode)
     return 0
 
 
@@ -344,30 +360,40 @@ def _report_targets(args) -> int:
     return 0
 
 
+BENCH_EPILOG = ("Before anything runs, an unknown case, backend or format, or a --config / --sweep key or value "
+                "a backend does not take, is an error (exit 2); a backend, format or case that cannot run on "
+                "this machine is a 'skip' line. Exit status: 0 when at least one row was measured; 1 when none "
+                "was (every row unsupported for its case, failed its check or errored), or with --strict when "
+                "any row failed or errored; 2 for a bad request.")
+
+
 def register(sub) -> None:
     p = sub.add_parser("info", help="platform, devices, versions, backends and why any is unavailable")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("bench", help="check then time backends on cases; write schema rows to CSV",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--cases", default="smoke",
+                       formatter_class=DefaultsHelpFormatter, epilog=BENCH_EPILOG)
+    p.add_argument("--cases", default="smoke", type=csv_list,
                    help="case sets (leaderboard, tests, extended, smoke) and/or case names, comma-separated")
-    p.add_argument("--backend", default="torch", help="backends, comma-separated (python -m mla info lists them)")
-    p.add_argument("--kv-format", default="fp8", help="bf16,fp8,mxfp4")
-    p.add_argument("--q-format", default="bf16", help="bf16,fp8 (fp8: the backend quantizes Q inside the call)")
-    p.add_argument("--mode", default=None,
+    p.add_argument("--backend", default="torch", type=csv_list,
+                   help="backends, comma-separated (python -m mla info lists them)")
+    p.add_argument("--kv-format", default="fp8", type=csv_list, help="bf16,fp8,mxfp4")
+    p.add_argument("--q-format", default="bf16", type=csv_list,
+                   help="bf16,fp8 (fp8: the backend quantizes Q inside the call)")
+    p.add_argument("--mode", default=None, type=csv_list,
                    help="cold,warm,kernel,fresh on a GPU (default all four; fresh = new inputs before every "
                         "call, as the leaderboard's eval.py); cpu on CPU (default)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="fixed backend config, repeatable (e.g. mode=persistent)")
+                   help="fixed backend config, repeatable; every backend of the run must take the key "
+                        "(e.g. triton: graph=true, variant=NAME; aiter: mode=persistent; validate=full for any)")
     p.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",
                    help="sweep axis, repeatable; axes combine as a cartesian product (e.g. num_splits=1,2,4,8)")
-    p.add_argument("--device", default=None, help="cuda, cuda:1 or cpu (default: cuda if present)")
+    p.add_argument("--device", default=None, help="cuda, cuda:1 or cpu (default: cuda if present, else cpu)")
     p.add_argument("--out", default=None,
                    help="CSV path (default out/measured/<device-slug>/<run_id>.csv, git-ignored); never overwritten")
     p.add_argument("--write", action="store_true",
                    help="without --out: write into data/measured/<device-slug>/ (tracked) instead of out/")
-    p.add_argument("--max-gb", type=float, default=None,
+    p.add_argument("--max-gb", type=positive_float, default=None,
                    help="CPU: skip cases whose inputs need more host memory than this (default: half of MemAvailable)")
     p.add_argument("--append", action="store_true", help="add rows to an existing --out of the same schema")
     p.add_argument("--l2-flush", default="write", choices=("write", "read", "eval"),
@@ -375,8 +401,10 @@ def register(sub) -> None:
                         "back), 'read' sums it (clean lines), 'eval' is eval.py's 62.5 GiB randn")
     p.add_argument("--fresh-flush", default="eval", choices=("write", "read", "eval"),
                    help="the fresh mode's flush (default eval.py's own, a ~60 GB randn: host work under it is hidden)")
-    p.add_argument("--min-runs", type=int, default=10)
-    p.add_argument("--max-runs", type=int, default=200)
+    p.add_argument("--min-runs", type=int, default=StoppingRule.min_runs,
+                   help="samples per mode per row before the stopping rule may stop (>= 2)")
+    p.add_argument("--max-runs", type=int, default=StoppingRule.max_runs,
+                   help="samples per mode per row at most (>= --min-runs)")
     p.add_argument("--max-seconds", type=float, default=1.0, help="sampling time cap per mode per row")
     p.add_argument("--kernel-min-seconds", type=float, default=StoppingRule.kernel_min_seconds,
                    help="kernel mode: the shortest sampling window per row, over --max-runs, --max-seconds and "
@@ -389,21 +417,26 @@ def register(sub) -> None:
     p.add_argument("--settle-seconds", type=float, default=0.0,
                    help="kernel mode: replay the captured call behind the flush, untimed, this long before sampling "
                         "(the first row of a case can read a transient; kernel_method records it)")
-    p.add_argument("--bandwidth-gbs", default=None, metavar="READ,COPY",
+    p.add_argument("--bandwidth-gbs", default=None, metavar="READ,COPY", type=positive_floats(2),
                    help="skip the bandwidth probe and use these GB/s (e.g. from an earlier run)")
-    p.add_argument("--strict", action="store_true", help="exit 1 if any row failed its check or errored")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--strict", action="store_true", help="also exit 1 if any row failed its check or errored")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bench)
+
+    from ..analysis.manifest import PURPOSES
 
     p = sub.add_parser("report", help="compact tables of result rows: CSV files, or the runs data/manifest.toml names")
     p.add_argument("files", nargs="*", help="CSV paths or globs (none: the manifest's runs)")
     p.add_argument("--manifest", action="store_true", help="the runs data/manifest.toml names (the default without files)")
     p.add_argument("--device", default="h200", help="device folder under data/measured/ (with --manifest)")
     p.add_argument("--include-stale", action="store_true", help="also rows the manifest flags as older code")
-    p.add_argument("--run", default=None, help="only these run ids (or their endings, e.g. 9bf7), comma-separated")
-    p.add_argument("--purpose", default=None, help="only runs of these manifest purposes (leaderboard, splits, ...)")
-    p.add_argument("--case", default=None, help="only these case names, comma-separated")
-    p.add_argument("--mode", default=None, help="time modes to tabulate, comma-separated (default: all present)")
+    p.add_argument("--run", default=None, type=csv_list,
+                   help="only these run ids (or their endings, e.g. 9bf7), comma-separated")
+    p.add_argument("--purpose", default=None, type=csv_list,
+                   help=f"only runs of these manifest purposes, comma-separated ({', '.join(PURPOSES)})")
+    p.add_argument("--case", default=None, type=csv_list, help="only these case names, comma-separated")
+    p.add_argument("--mode", default=None, type=csv_list,
+                   help="time modes to tabulate, comma-separated (default: all present)")
     p.add_argument("--long", action="store_true", help="the per-row tables of a bench run instead")
     p.add_argument("--targets", action="store_true",
                    help="issues 9 and 10's speed targets on the manifest's leaderboard rows: met / partial / missed")

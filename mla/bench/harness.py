@@ -276,6 +276,25 @@ def check_names(backends, kv_formats, q_formats) -> None:
             raise ValueError(f"unknown q_format {f!r}; choose from {P.Q_FORMATS}")
 
 
+def check_configs(backends, configs) -> None:
+    """ValueError for the first config a backend does not take (Backend.check_config: its keys, and
+    values no input could make valid), before any input is built. ``validate`` is the call's own
+    option (mla.decode), for every backend. A backend whose module cannot be imported is not checked
+    here (it is skipped, with the reason, before anything runs)."""
+    from ..validate import VALIDATE_MODES
+
+    for cfg in configs:
+        if "validate" in cfg and cfg["validate"] not in VALIDATE_MODES:
+            raise ValueError(f"config validate={cfg['validate']!r}: choose from {VALIDATE_MODES}")
+    for name in backends:
+        try:
+            b = get_backend(name)
+        except ImportError:
+            continue
+        for cfg in configs:
+            b.check_config({k: v for k, v in cfg.items() if k != "validate"})
+
+
 def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), configs=({},), *,
                modes=None, device=None, rule: StoppingRule | None = None, run_id: str | None = None,
                bandwidth: dict | None = None, progress: Callable[[dict], None] | None = None,
