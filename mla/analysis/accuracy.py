@@ -47,6 +47,7 @@ import pandas as pd
 import torch
 
 from .. import problem as P
+from ..argtypes import nonneg_int
 from ..check import LEADERBOARD_ATOL, LEADERBOARD_MAX_MISMATCH, LEADERBOARD_RTOL, accuracy_metrics
 from ..inputs import check_fp8_scale, generate_case, validate_data
 from ..quant import (E8M0_BIAS, _e2m1_encode, dequantize_fp8, e2m1_to_float, fp8_max, mxfp4_scale_exponent,
@@ -400,9 +401,9 @@ def softmax_anatomy(case: P.Case, device="cpu") -> dict:
 # --- CLI ---------------------------------------------------------------------------------------
 def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cases", default="leaderboard", help="case set or comma-separated case names")
-    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+    p.add_argument("--max-tokens", type=nonneg_int, default=DEFAULT_MAX_TOKENS,
                    help="cap total KV tokens per case by reducing the batch (0: no cap)")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     p.add_argument("--out", default=None,
                    help="CSV path (default out/accuracy/quant_accuracy.csv, git-ignored; --write: the tracked "
                         "data/accuracy/quant_accuracy.csv the notebooks read); the error histogram of the "
@@ -437,7 +438,8 @@ def _run(args) -> int:
 
 def register(sub) -> None:
     """For ``python -m mla accuracy`` (add this module to mla.cli._COMMAND_MODULES)."""
-    p = sub.add_parser("accuracy", help="quantization accuracy study -> data/accuracy/quant_accuracy.csv")
+    p = sub.add_parser("accuracy", help="quantization accuracy study -> out/accuracy/quant_accuracy.csv and "
+                                        "error_hist.csv beside it (--write: data/accuracy/)")
     _add_args(p)
     p.set_defaults(func=_run)
 
