@@ -30,6 +30,14 @@ LONG=bs32-kv8192-q1-h16,bs64-kv8192-q1-h16,bs256-kv8192-q1-h16
 # the head's v170 (its one-slot hand-over barrier, changed after r55 ran) and the default rules, on this card
 head_tests() { step tests 90 python3 -m pytest -q -p no:cacheprovider tests/test_triton_gen3.py -k "v170 or default" \
   --junitxml "$OUT/pytest-r56a.xml"; }
+# round 59 changed input validation (a per-call scale check on cached word-decode plans, skipped inside a CUDA-graph
+# capture), the fp8 KV's quantization (the contract's bf16 math) and the CLI's config checks; no CPU test reaches the
+# capture path: these files on a GPU (~800 s of test time at 799dab6's rates over 12 workers)
+R59_TESTS="tests/test_validation.py tests/test_inputs.py tests/test_reference.py tests/test_accuracy.py
+  tests/test_triton_kernels.py tests/test_decode_memo.py tests/test_direct_launch.py tests/test_backends.py
+  tests/test_cli_user.py tests/test_quant.py tests/test_issue10_fresh.py"
+r59_tests() { step r59-tests 240 python3 -m pytest -q -n 12 -p no:cacheprovider $R59_TESTS \
+  --junitxml "$OUT/pytest-r59.xml"; }
 case $PART in
 r56a)
   if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -48,6 +56,7 @@ r56a)
     done
     show "$S"
     head_tests
+    r59_tests
   elif [ "${H100_TIMELINE:-0}" = 1 ]; then
     # ran at 16:50 UTC on an H100 (7827153, with the tests above: data/measured/h100/issue10/*r56a*)
     step timeline 90 python3 scripts/probes/timeline_probe.py "$OUT/tl/default" --formats fp8,mxfp4 \
@@ -55,9 +64,10 @@ r56a)
     timeline_collect r56a
     head_tests
   elif [ "${H100_SUITE:-0}" != 1 ]; then
-    # round 58 ran the whole suite at 1a46deb on an H100 (data/measured/h100/suite/*1a46deb*): with no kernel change
-    # since, an H100 has nothing to add here; stop at once and give the device time back for an H200
-    say "an H100, not an H200: nothing to run (H100_SUITE=1 runs the GPU suite, H100_TIMELINE=1 round 56's timeline)"
+    # round 58 ran the whole suite at 1a46deb on an H100 (data/measured/h100/suite/*1a46deb*); no kernel change since,
+    # but round 59's validation / input / CLI changes have not run on a GPU: their files only, then give it back
+    say "an H100, not an H200: round 59's changed test files (H100_SUITE=1 runs the GPU suite, H100_TIMELINE=1 round 56's timeline)"
+    r59_tests
   else
     # r56a's H100 part ran at 16:50 UTC (H100_TIMELINE=1 runs it again). On another H100: the whole GPU suite at this
     # commit (the last whole run was 799dab6, before rounds 52-55; round 56's two steps ran 827 of 1589, round 57's
