@@ -535,3 +535,26 @@ def test_fused_merge_does_not_depend_on_which_split_finishes_last():
         out = plan.run(data)
         assert torch.equal(out, base) and int(plan.counters.abs().sum()) == 0
     assert mla.check(data, base)[0]
+
+
+def test_backend_config_choices_agree_with_the_plan():
+    """The backend checks --config values without importing triton (CONFIG_CHOICES); TritonDecodePlan checks
+    them again with the inputs. The two must agree: every listed choice passes the plan's value check (it may
+    still refuse a combination or this machine), every value outside it fails both with a ValueError."""
+    from mla.backends.triton_backend import BACKEND, CONFIG_CHOICES
+
+    data = mla.generate_input(2, 1, 64, seed=0)
+    value_check = lambda key, msg: msg.startswith((f"{key} must be", f"{key} takes"))  # noqa: E731
+    for key, choices in CONFIG_CHOICES.items():
+        for choice in choices:
+            BACKEND.check_config({key: choice})
+            try:
+                TritonDecodePlan(data, kv_format="fp8", **{key: choice})
+            except ValueError as e:  # a combination or this machine, never the value itself
+                assert not value_check(key, str(e)), (key, choice, str(e))
+        for wrong in ("maybe", 7):
+            with pytest.raises(ValueError, match=key):
+                BACKEND.check_config({key: wrong})
+            with pytest.raises(ValueError) as e:
+                TritonDecodePlan(data, kv_format="fp8", **{key: wrong})
+            assert value_check(key, str(e.value)), (key, wrong, str(e.value))

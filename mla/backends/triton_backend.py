@@ -50,7 +50,8 @@ from .base import Backend, BackendUnavailable, Plan
 
 CONFIG_KEYS = ("variant", "num_splits", "graph", "split_table", "fused_reduce", "balanced", "partial_dtype", "pdl",
                "coop_merge", "warp_specialized", "kv_tma", "timeline", "steal_helpers")
-# the values each enumerated key takes (the module doc; TritonDecodePlan checks them again, with the inputs)
+# the values each enumerated key takes (the module doc; TritonDecodePlan checks them again, with the inputs:
+# test_triton_kernels.py::test_backend_config_choices_agree_with_the_plan keeps the two in step)
 CONFIG_CHOICES = {"graph": (True, False, "auto"), "fused_reduce": (None, True, False), "balanced": (None, True, False),
                   "coop_merge": (None, True, False), "partial_dtype": (None, "fp32", "bf16"),
                   "pdl": (None, False, True, "early", "late"), "warp_specialized": (None, False),
