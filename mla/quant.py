@@ -74,9 +74,10 @@ def quantize_fp8(x: torch.Tensor, *, dtype=torch.float8_e4m3fn, scale=None, comp
     ``scale * fp8_max`` saturate).
     ``compute_dtype``: the arithmetic of ``amax / fp8_max`` and ``x / scale``, bf16 or fp32. fp32
     (default) is what our kernels do to Q; ``None`` = ``x``'s own dtype (so x must be bf16 or fp32),
-    what the contract's ``reference.py`` (``quantize_fp8``) does to the bf16 KV cache and Q: the scale and every quotient are rounded to
-    bf16 before the cast to fp8, so the scale is a bf16 value and ~3% of the bytes differ from fp32
-    math. ``generate_input`` uses it, so our fp8 KV is the leaderboard's."""
+    what the contract's ``reference.py`` (``quantize_fp8``) does to the bf16 KV cache and Q: the
+    scale and every quotient are rounded to bf16 before the cast to fp8, so the scale is a bf16 value
+    and a few % of the bytes differ from fp32 math (``accuracy.fp8_math_difference``). ``generate_input`` uses it, so our fp8 KV is the
+    leaderboard's."""
     dt = _fp8_dtype(dtype)
     if not torch.is_floating_point(x):
         raise ValueError(f"quantize_fp8 needs a floating-point tensor, got {x.dtype}")

@@ -200,3 +200,14 @@ def test_fp8_scale_sensitivity_is_small_for_a_floating_point_format():
     assert t.rel_l2.iloc[2] == pytest.approx(t.rel_l2.iloc[0], rel=1e-3)  # a power of two moves no rounding
     with pytest.raises(ValueError):
         accuracy.fp8_scale_sensitivity(x, factors=(0.5,))
+
+
+def test_fp8_math_difference_counts_bytes_and_skips_large_cases():
+    small, large = P.Case(2, 128, seed=3), P.Case(4, 1024, seed=3)
+    df = accuracy.fp8_math_difference([small, large], max_tokens=small.total_kv)
+    assert list(df.case.unique()) == [small.name] and sorted(df.tensor) == ["kv", "q"]
+    q, kv_data, *_ = mla.generate_case(small)
+    a, b = quant.quantize_fp8(q)[0], quant.quantize_fp8(q, compute_dtype=None)[0]
+    want = float((a.view(torch.uint8) != b.view(torch.uint8)).double().mean())
+    assert df.set_index("tensor").bytes_differ["q"] == want > 0
+    assert df.set_index("tensor").scale_bf16_math["kv"] == float(kv_data["fp8"][1])  # the inputs' KV is the bf16 one

@@ -118,9 +118,25 @@ def fp8_scale_sensitivity(x: torch.Tensor, factors=(1.0, 1.05, 1.1)) -> pd.DataF
         if not f >= 1.0:  # below 1 the largest elements would saturate: a different question
             raise ValueError(f"scale factors must be >= 1, got {f}")
         scale = torch.tensor([amax * f / fp8_max()], dtype=torch.float32)
-        d = dequantize_fp8((xf / scale).clamp(-fp8_max(), fp8_max()).to(torch.float8_e4m3fn), scale)
+        d = dequantize_fp8(*quantize_fp8(xf, scale=scale))
         rows.append(dict(amax_factor=f, scale=float(scale), rel_l2=float((d - xf).norm() / xf.norm()),
                          max_abs=float((d - xf).abs().max())))
+    return pd.DataFrame(rows)
+
+
+def fp8_math_difference(cases, max_tokens: int = DEFAULT_MAX_TOKENS) -> pd.DataFrame:
+    """Per case (those with at most ``max_tokens`` KV tokens) and tensor (KV, Q): per-tensor e4m3fn in
+    fp32 arithmetic against the contract's bf16 arithmetic (``quantize_fp8``'s ``compute_dtype``):
+    both scales and the fraction of fp8 bytes that differ. The inputs' fp8 KV is the bf16 one."""
+    rows = []
+    for case in cases:
+        if case.total_kv > max_tokens:
+            continue
+        q, kv_data, *_ = generate_case(case)
+        for name, x in (("kv", kv_data["bf16"]), ("q", q)):
+            (a, sa), (b, sb) = quantize_fp8(x), quantize_fp8(x, compute_dtype=None)
+            rows.append(dict(case=case.name, tensor=name, scale_fp32_math=float(sa), scale_bf16_math=float(sb),
+                             bytes_differ=float((a.view(torch.uint8) != b.view(torch.uint8)).double().mean())))
     return pd.DataFrame(rows)
 
 
@@ -147,9 +163,9 @@ def simulated_a8w8_reference(data, *, p_format: str = "fp32") -> torch.Tensor:
 
     The GPU MODE ``amd-mixed-mla`` checker (gpu-mode/reference-kernels,
     problems/amd_202602/mixed-mla/reference.py, ``ref_kernel`` with its defaults Q_DTYPE = KV_DTYPE =
-    "fp8") quantizes Q per tensor to fp8 on the fly (:func:`mla.quant.quantize_fp8`, ``compute_dtype=None``: bf16 math), takes the fp8 KV
-    of the inputs as given (``kv_data["fp8"]`` and its scale) and runs AITER's a8w8 decode kernel
-    (``mla_decode_fwd``) into a bf16 output; the submission must match it at rtol = atol = 0.1 with
+    "fp8") quantizes Q per tensor to fp8 on the fly (:func:`mla.quant.quantize_fp8` with
+    ``compute_dtype=None``: bf16 math), takes the fp8 KV of the inputs as given (``kv_data["fp8"]`` and
+    its scale) and runs AITER's a8w8 decode kernel (``mla_decode_fwd``) into a bf16 output; the submission must match it at rtol = atol = 0.1 with
     at most 5 % of the elements failing. Here: the same fp8 Q and KV, dequantized, attention in fp32,
     output rounded to bf16. What the kernel (an assembly code object) does with P is not in any source
     we can read, so ``p_format`` brackets it: "fp32" (P unrounded), "bf16" (AITER's test golden for
