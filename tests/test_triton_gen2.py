@@ -114,6 +114,46 @@ def test_mxfp4_scales_outside_the_exact_range_are_refused(bad_scale, variant):
         TritonDecodePlan((data[0], {"mxfp4": (packed, scales)}, *data[2:]), kv_format="mxfp4", variant=variant)
 
 
+def _with_scale(data, token, block, byte):
+    packed, scales = data[1]["mxfp4"]
+    scales = scales.clone()
+    scales[token, block] = byte
+    return (data[0], {"mxfp4": (packed, scales)}, *data[2:])
+
+
+@pytest.mark.parametrize("num_splits", [1, 2])
+@pytest.mark.parametrize("variant", ["v75_n64_w4_s3_sab_pvs_c2", "v80_n64_w4_s3_sab_pvs_c2_h"])
+def test_a_built_plan_gives_nan_rows_for_later_scales_outside_the_exact_range(variant, num_splits):
+    """The plan checks the scales of the inputs it is built on only (a per-call host read would be a
+    sync in the default call off sm90). A later input set with one block scaled outside the variant's
+    exact range ([119, 133] e4m3 K, [104, 136] fp16 K) gives NaN rows for that batch element, the
+    other elements stay right; the range's own ends decode right (latent block 7 and rope block 16)."""
+    from mla.kernels.triton.launch import swapab_scale_guard
+
+    guard = swapab_scale_guard(VARIANTS[variant])
+    lo, hi = guard["MX_SCALE_LO"], guard["MX_SCALE_HI"]
+    data = mla.generate_input(2, 1, 130, seed=21, device=DEVICE)
+    plan = run_checked(data, "mxfp4", variant, num_splits=num_splits)
+    assert plan.constexprs["MX_SCALE_LO"] == lo and plan.constexprs["MX_SCALE_HI"] == hi
+    tok = 130 + 77  # batch element 1's token 77
+    for block, byte in ((7, lo), (7, hi), (16, lo), (16, hi)):  # at the ends: decoded, checked
+        ends = _with_scale(data, tok, block, byte)
+        for t in plan.outputs:
+            t.fill_(float("nan"))
+        out = plan.run(ends)
+        ok, msg = mla.check(ends, out, reference_output=mla.reference(ends, kv_format="mxfp4"))
+        assert ok and torch.isfinite(out).all(), (block, byte, msg)
+    for block, byte in ((7, lo - 1), (7, hi + 1), (16, hi + 1)):
+        bad = _with_scale(data, tok, block, byte)
+        for t in plan.outputs:
+            t.fill_(float("nan"))
+        out = plan.run(bad).cpu()
+        assert torch.isnan(out[1]).all(), (block, byte, "element 1 read the out-of-range block")
+        good = mla.reference(bad, kv_format="mxfp4").cpu()[0]
+        assert torch.isfinite(out[0]).all() and mla.accuracy_metrics(out[:1], good[None])["rel_l2"] < REL_L2, \
+            (block, byte, "element 0 never read it")
+
+
 def test_every_gen2_variant_is_documented_and_named_by_its_knobs():
     for name in GEN2:
         v = VARIANTS[name]

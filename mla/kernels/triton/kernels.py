@@ -205,10 +205,19 @@ def _mx_scale_f16x2(scale_e8m0):
 
 @triton.jit
 def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constexpr, MX_PURE: tl.constexpr = True,
-                  MX_PAIRS: tl.constexpr = False):
-    """int32 word (8 nibbles, element i in bits 4i..4i+3) + E8M0 -> 8 tensors, elements 0..7 in order."""
+                  MX_PAIRS: tl.constexpr = False, SCALE_LO: tl.constexpr = 0, SCALE_HI: tl.constexpr = 255):
+    """int32 word (8 nibbles, element i in bits 4i..4i+3) + E8M0 -> 8 tensors, elements 0..7 in order.
+    A block whose scale byte lies outside [SCALE_LO, SCALE_HI] (byte 0, an all-zero block, always
+    passes) decodes to NaN: one select per block on the scale, not per element (the default range
+    admits every byte and compiles to no check)."""
+    GUARD: tl.constexpr = SCALE_LO > 0 or SCALE_HI < 255
+    if GUARD:
+        s32 = scale_e8m0.to(tl.int32)
+        scale_ok = ((s32 - SCALE_LO).to(tl.uint32) <= SCALE_HI - SCALE_LO) | (s32 == 0)  # (one compare for the range)
     if USE_PTX and MX_PAIRS:
         sc = _mx_scale_f16x2(scale_e8m0)
+        if GUARD:
+            sc = tl.where(scale_ok, sc, 0x7E007E00)  # two fp16 NaNs: every product of the block is NaN
         p0, p1, p2, p3 = tl.inline_asm_elementwise(
             _MX_WORD_PAIRS_PTX, "=r,=r,=r,=r,r,r", [word, sc], dtype=(tl.int32,) * 4, is_pure=MX_PURE, pack=1)
         e0, e1 = _f16x2_split(p0)
@@ -217,11 +226,15 @@ def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constex
         e6, e7 = _f16x2_split(p3)
     elif USE_PTX:
         sc = _mx_scale_f16x2(scale_e8m0)
+        if GUARD:
+            sc = tl.where(scale_ok, sc, 0x7E007E00)
         e0, e1, e2, e3, e4, e5, e6, e7 = tl.inline_asm_elementwise(
             _MX_WORD_PTX, "=h,=h,=h,=h,=h,=h,=h,=h,r,r", [word, sc],
             dtype=(tl.float16,) * 8, is_pure=MX_PURE, pack=1)
     else:  # portable (interpreter, gfx950): the fp16-bits decode of _e2m1_bytes_to_f32 per nibble
         factor = ((scale_e8m0.to(tl.int32) + 14) << 23).to(tl.float32, bitcast=True)
+        if GUARD:
+            factor = tl.where(scale_ok, factor, float("nan"))
         e0 = _mx_nibble_f32(word, 0, factor)
         e1 = _mx_nibble_f32(word, 4, factor)
         e2 = _mx_nibble_f32(word, 8, factor)
@@ -243,11 +256,13 @@ def _mx_nibble_f32(word, shift: tl.constexpr, factor):
 
 @triton.jit
 def _decode_mx_words(words, scale_e8m0, N_BLK: tl.constexpr, BLOCK_N: tl.constexpr, USE_PTX: tl.constexpr,
-                     DOT_DTYPE: tl.constexpr, MX_PAIRS: tl.constexpr = False):
+                     DOT_DTYPE: tl.constexpr, MX_PAIRS: tl.constexpr = False, SCALE_LO: tl.constexpr = 0,
+                     SCALE_HI: tl.constexpr = 255):
     """words int32 [BLOCK_N, N_BLK * 4] (one MX block = 4 words), scales [BLOCK_N, N_BLK, 1]
-    -> [BLOCK_N, N_BLK * 32] in DOT_DTYPE, element order kept."""
+    -> [BLOCK_N, N_BLK * 32] in DOT_DTYPE, element order kept (NaN blocks: _mx_word_to_8's range)."""
     words = tl.reshape(words, (BLOCK_N, N_BLK, 4))
-    e0, e1, e2, e3, e4, e5, e6, e7 = _mx_word_to_8(words, scale_e8m0, USE_PTX, DOT_DTYPE, False, MX_PAIRS)
+    e0, e1, e2, e3, e4, e5, e6, e7 = _mx_word_to_8(words, scale_e8m0, USE_PTX, DOT_DTYPE, False, MX_PAIRS,
+                                                   SCALE_LO, SCALE_HI)
     # tl.join stacks along a new *last* axis, so the first join pairs elements 4 apart and the
     # last one interleaves even/odd: position 4j + 2k + l holds element 4j + 2k + l
     x = tl.join(tl.join(tl.join(e0, e4), tl.join(e2, e6)), tl.join(tl.join(e1, e5), tl.join(e3, e7)))

@@ -476,6 +476,13 @@ def check_mxfp4_scales(span: tuple[int, int], variant: str, exact=MXFP4_E4M3_EXA
                          "generation-1 variant such as 'v1_n32_w4_s2'")
 
 
+def swapab_scale_guard(variant: Variant) -> dict:
+    """The MXFP4 scale range generation 2's kernel admits in-kernel (MX_SCALE_LO / MX_SCALE_HI): the
+    same range check_mxfp4_scales holds the build's inputs to."""
+    lo, hi = MXFP4_F16_EXACT if variant.qk_f16 else MXFP4_E4M3_EXACT
+    return dict(MX_SCALE_LO=lo, MX_SCALE_HI=hi)
+
+
 def check_f16_decode_scales(span: tuple[int, int], variant: str) -> None:
     """Generation 1's word decodes (mx_decode >= 2) multiply by the block scale in fp16: E8M0 above 136
     overflows. ``span`` is mxfp4_scale_span's."""
@@ -546,8 +553,8 @@ class TritonDecodePlan:
                                  f"with q_format 'bf16' (Q is quantized in-kernel as fp8 hi + lo); got "
                                  f"{kv_format!r} / {q_format!r}")
             if kv_format == "mxfp4":
-                check_mxfp4_scales(mx_span, self.variant.name,
-                                   MXFP4_F16_EXACT if self.variant.qk_f16 else MXFP4_E4M3_EXACT)
+                guard = swapab_scale_guard(self.variant)
+                check_mxfp4_scales(mx_span, self.variant.name, (guard["MX_SCALE_LO"], guard["MX_SCALE_HI"]))
         elif kv_format == "mxfp4" and self.variant.mx_decode >= 2:
             # the fp16 scale multiply overflows past E8M0 136 (block amax > ~2**11): refuse (one read of
             # the scales) rather than return inf/NaN, here and on every input set the plan has not seen
@@ -689,6 +696,8 @@ class TritonDecodePlan:
                                    PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
                                    LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16,
                                    MX_PAIRS=self.variant.mx_decode == 3)
+            if kv_format == "mxfp4":  # later calls' blocks outside the build's checked range decode to NaN
+                self.constexprs.update(swapab_scale_guard(self.variant))
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,

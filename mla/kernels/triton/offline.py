@@ -30,7 +30,8 @@ from triton.compiler import ASTSource
 
 from .kernels import (KV_FORMAT_CODE, Q_FORMAT_CODE, mla_decode_reduce_kernel, mla_decode_reduce_tile_kernel,
                       mla_decode_split_kernel)
-from .launch import PDL_TRIGGERS, coop_constexprs, heads_per_program, pdl_trigger, reduce_block_d
+from .launch import (PDL_TRIGGERS, coop_constexprs, heads_per_program, pdl_trigger, reduce_block_d,
+                     swapab_scale_guard)
 from .swapab import mla_decode_swapab_kernel
 from .variants import get_variant, gluon_constexprs, gluon_launch_options
 
@@ -171,6 +172,8 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3,
                           USE_PTX=target.backend == "cuda", WORK_LIST=work_list,
                           FUSED_REDUCE=fused, PARTIAL_BF16=v.partial_bf16)
+        if kv_format == "mxfp4":
+            constexprs.update(swapab_scale_guard(v))
         fn, signature = mla_decode_swapab_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
             signature["part_o_ptr"] = "*bf16"

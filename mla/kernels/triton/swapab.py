@@ -25,8 +25,9 @@ KV formats:
     2 mxfp4  - each element is decoded once (int32 words of nibbles -> e4m3 bytes -> fp16 times the
                block scale, the generation-1 word decode); the fp16 values are V, and their e4m3
                rounding is K. E2M1 x 2**(e8m0 - 127) is exact in e4m3 for E8M0 in [119, 133] (the
-               plan refuses other scales, except 0 on all-zero blocks), so QK^T sees the exact
-               dequantised K with the block scale applied per element, once.
+               plan refuses other scales at build, except 0 on all-zero blocks; on later calls such
+               a block decodes to NaN), so QK^T sees the exact dequantised K with the block scale
+               applied per element, once.
 
 The program grid, split boundaries, partial layout and LSE convention are generation 1's
 (:func:`mla.kernels.triton.kernels.mla_decode_split_kernel`), so its split heuristic and both
@@ -81,13 +82,14 @@ def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.
 @triton.jit
 def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl.constexpr, D: tl.constexpr,
               KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_DTYPE: tl.constexpr,
-              V_PATH: tl.constexpr, USE_PTX: tl.constexpr, MX_PAIRS: tl.constexpr = False):
+              V_PATH: tl.constexpr, USE_PTX: tl.constexpr, MX_PAIRS: tl.constexpr = False,
+              MX_LO: tl.constexpr = 0, MX_HI: tl.constexpr = 255):
     """Latent dims [c * D, (c + 1) * D) of one tile -> (k [BN, D] in K_DTYPE, v [BN, D] in V_DTYPE),
     each element decoded once. fp8 ``V_PATH``: 0 = ``.to(V_DTYPE)`` where the compiler puts it (on
     sm90 per-byte shared-memory loads in the MMA operand layout); 2 = the chunk loaded as int32
     words, K = their bytes, V = the impure pair-convert asm, i.e. converted once in the loaded layout.
     MXFP4: int32 words of nibbles + the chunk's E8M0 bytes, decoded to fp16 (= V) and rounded to
-    e4m3 (= K, exact for the scales the plan admits)."""
+    e4m3 (= K, exact for the scales the plan admits); a block scaled outside [MX_LO, MX_HI] decodes to NaN."""
     m2 = tok_mask[:, None]
     if KV_FORMAT == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
@@ -95,7 +97,7 @@ def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl
         swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
         sw = tl.load(swrow + c * (D // 128) + tl.arange(0, D // 128)[None, :], mask=m2, other=0)
         v16 = _decode_mx_words(w, _bytes_of_words(sw, D // 128, BLOCK_N)[:, :, None], D // 32, BLOCK_N, USE_PTX,
-                               tl.float16, MX_PAIRS)
+                               tl.float16, MX_PAIRS, MX_LO, MX_HI)
         return v16.to(K_DTYPE), v16.to(V_DTYPE)
     elif V_PATH == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
@@ -109,7 +111,8 @@ def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl
 
 @triton.jit
 def _rope_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_FORMAT: tl.constexpr,
-                BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_PATH: tl.constexpr, USE_PTX: tl.constexpr):
+                BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_PATH: tl.constexpr, USE_PTX: tl.constexpr,
+                MX_LO: tl.constexpr = 0, MX_HI: tl.constexpr = 255):
     """The 64 rope dims of one tile as K only [BN, 64] (V never reads them)."""
     m2 = tok_mask[:, None]
     if KV_FORMAT == 2:
@@ -119,7 +122,7 @@ def _rope_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_
         d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
         w4, _ = tl.split(d)
         sc = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)
-        return _decode_mx_words(w, sc[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False).to(K_DTYPE)
+        return _decode_mx_words(w, sc[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False, MX_LO, MX_HI).to(K_DTYPE)
     elif V_PATH == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
         w = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=m2, other=0)
@@ -184,13 +187,17 @@ def mla_decode_swapab_kernel(
     V_PATH: tl.constexpr = 0, LAT_CHUNKS: tl.constexpr = 1, QK_F16: tl.constexpr = False,
     MX_PAIRS: tl.constexpr = False, USE_PTX: tl.constexpr = False, WORK_LIST: tl.constexpr = False,
     FUSED_REDUCE: tl.constexpr = False, PARTIAL_BF16: tl.constexpr = False, LAUNCH_DEPENDENTS: tl.constexpr = 0,
+    MX_SCALE_LO: tl.constexpr = 0, MX_SCALE_HI: tl.constexpr = 255,
 ):
     """Grid, work list, fused reduce and outputs as generation 1's split kernel (same arguments).
     BLOCK_M (>= 16, a power of two) is the padded row count R = Q_SEQ_LEN x HEADS_PER_PROG.
     LAT_CHUNKS (1, 2 or 4) cuts the 512 latent dims into chunks with their own loads, QK^T partial
     dots and PV accumulators, so one chunk's V is live in registers at a time. QK_F16 runs QK^T on
     fp16 operands instead (Q as one fp16 term, K = the very fp16 tile that is V: one decode feeds
-    both dots, no e4m3 rounding of K)."""
+    both dots, no e4m3 rounding of K). MX_SCALE_LO / MX_SCALE_HI: the E8M0 bytes the MXFP4 decode is
+    exact for (the plan passes its variant's range; byte 0 always passes). The plan checks the scales
+    of the inputs it is built on; a later call's are not read on the host (that would be a sync per
+    call), so a block outside the range decodes to NaN and its rows come out NaN, not silently wrong."""
     if LAUNCH_DEPENDENTS:  # the reduce launched with PDL may start now (early either way in generation 2)
         gdc_launch_dependents()
     ROWS: tl.constexpr = Q_SEQ_LEN * HEADS_PER_PROG
@@ -262,19 +269,23 @@ def mla_decode_swapab_kernel(
         tok = kv_start + pos
         ok = pos < end
         k0, v0 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 0, D, KV_FORMAT, BLOCK_N,
-                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
+                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
+                           MX_SCALE_LO, MX_SCALE_HI)
         kr = _rope_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, K_DTYPE,
-                         V_PATH, USE_PTX)
+                         V_PATH, USE_PTX, MX_SCALE_LO, MX_SCALE_HI)
         st = tl.dot(kr, qt_rope, tl.dot(k0, qt0))  # [BN, 2R] (or [BN, R]), fp32
         if LAT_CHUNKS >= 2:
             k1, v1 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 1, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
+                           MX_SCALE_LO, MX_SCALE_HI)
             st = tl.dot(k1, qt1, st)
         if LAT_CHUNKS == 4:
             k2, v2 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 2, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
+                           MX_SCALE_LO, MX_SCALE_HI)
             k3, v3 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 3, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
+                           MX_SCALE_LO, MX_SCALE_HI)
             st = tl.dot(k3, qt3, tl.dot(k2, qt2, st))
         if TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))
