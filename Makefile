@@ -50,6 +50,7 @@ H200_TRITON_DIR ?= .triton-$(H200_TRITON)
 COMPILE_TESTS   := tests/test_triton_gen3.py tests/test_isa_triton.py tests/test_pdl.py \
 	tests/test_triton_kernels.py::test_compile_offline_sm90_and_gfx950 \
 	tests/test_triton_kernels.py::test_word_decode_variants_compile_for_sm90_with_cp_async \
+	tests/test_triton_kernels.py::test_swapab_compiles_offline_with_the_mxfp4_scale_guard_for_mxfp4_only \
 	tests/test_triton_kernels.py::test_fused_variants_compile_for_sm90_with_the_acq_rel_counter
 test-h200-triton: setup
 	@test -f $(H200_TRITON_DIR)/triton/__init__.py || \

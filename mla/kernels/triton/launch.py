@@ -476,9 +476,12 @@ def check_mxfp4_scales(span: tuple[int, int], variant: str, exact=MXFP4_E4M3_EXA
                          "generation-1 variant such as 'v1_n32_w4_s2'")
 
 
-def swapab_scale_guard(variant: Variant) -> dict:
-    """The MXFP4 scale range generation 2's kernel admits in-kernel (MX_SCALE_LO / MX_SCALE_HI): the
-    same range check_mxfp4_scales holds the build's inputs to."""
+def swapab_scale_guard(variant: Variant, kv_format: str = "mxfp4") -> dict:
+    """Generation 2's MX_SCALE_LO / MX_SCALE_HI: for MXFP4 the E8M0 range its kernel admits in-kernel
+    (the range check_mxfp4_scales holds the build's inputs to), else every byte (no check compiled).
+    Both always given: an offline compile passes every constexpr (a kernel default there is None)."""
+    if kv_format != "mxfp4":
+        return dict(MX_SCALE_LO=0, MX_SCALE_HI=255)
     lo, hi = MXFP4_F16_EXACT if variant.qk_f16 else MXFP4_E4M3_EXACT
     return dict(MX_SCALE_LO=lo, MX_SCALE_HI=hi)
 
@@ -695,9 +698,9 @@ class TritonDecodePlan:
             self.constexprs = dict(common, Q_TERMS=self.variant.q_terms, PV_SWAP=self.variant.pv_swap,
                                    PV_F16=self.variant.pv_f16, V_PATH=self.variant.v_path,
                                    LAT_CHUNKS=self.variant.lat_chunks, QK_F16=self.variant.qk_f16,
-                                   MX_PAIRS=self.variant.mx_decode == 3)
-            if kv_format == "mxfp4":  # later calls' blocks outside the build's checked range decode to NaN
-                self.constexprs.update(swapab_scale_guard(self.variant))
+                                   MX_PAIRS=self.variant.mx_decode == 3,
+                                   # later calls' MXFP4 blocks outside the build's checked range decode to NaN
+                                   **swapab_scale_guard(self.variant, kv_format))
         else:
             self.kernel = mla_decode_split_kernel
             self.constexprs = dict(common, Q_FORMAT=Q_FORMAT_CODE[q_format], DOT_F16=self.variant.dot_f16,

@@ -171,9 +171,7 @@ def compile_offline(target: GPUTarget, *, variant: str = "v2_n64_w4_s2", kv_form
                           Q_TERMS=v.q_terms, PV_SWAP=v.pv_swap, PV_F16=v.pv_f16, V_PATH=v.v_path,
                           LAT_CHUNKS=v.lat_chunks, QK_F16=v.qk_f16, MX_PAIRS=v.mx_decode == 3,
                           USE_PTX=target.backend == "cuda", WORK_LIST=work_list,
-                          FUSED_REDUCE=fused, PARTIAL_BF16=v.partial_bf16)
-        if kv_format == "mxfp4":
-            constexprs.update(swapab_scale_guard(v))
+                          FUSED_REDUCE=fused, PARTIAL_BF16=v.partial_bf16, **swapab_scale_guard(v, kv_format))
         fn, signature = mla_decode_swapab_kernel, dict(_split_kernel_signature(kv_format), **FUSED_ARGS)
         if v.partial_bf16:
             signature["part_o_ptr"] = "*bf16"
