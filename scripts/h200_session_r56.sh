@@ -37,7 +37,8 @@ head_tests() { step tests 90 python3 -m pytest -q -p no:cacheprovider tests/test
 R59_TESTS="tests/test_validation.py tests/test_inputs.py tests/test_reference.py tests/test_accuracy.py
   tests/test_triton_kernels.py tests/test_decode_memo.py tests/test_direct_launch.py tests/test_backends.py
   tests/test_cli_user.py tests/test_quant.py tests/test_issue10_fresh.py
-  tests/test_triton_gen2.py::test_a_built_plan_gives_nan_rows_for_later_scales_outside_the_exact_range"
+  tests/test_triton_gen2.py::test_a_built_plan_gives_nan_rows_for_later_scales_outside_the_exact_range
+  tests/test_triton_gen2.py::test_the_checked_fp16_scale_matches_the_plain_one_in_range_and_is_nan_outside"
 r59_tests() { step r59-tests 240 python3 -m pytest -q -n 12 -p no:cacheprovider $R59_TESTS \
   --junitxml "$OUT/pytest-r59.xml"; }
 case $PART in

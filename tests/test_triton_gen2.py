@@ -12,9 +12,12 @@ import os
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import mla
 from mla.kernels.triton import TritonDecodePlan
+from mla.kernels.triton.kernels import _mx_scale_f16x2, _mx_scale_f16x2_checked
 from mla.kernels.triton.variants import GEN2_DEFAULT, VARIANTS
 
 from test_triton_kernels import format_reference  # the fp64 own-format reference
@@ -112,6 +115,29 @@ def test_mxfp4_scales_outside_the_exact_range_are_refused(bad_scale, variant):
     scales[5, 7] = bad_scale
     with pytest.raises(ValueError, match=r"E8M0 scales in \[\d+, \d+\]"):
         TritonDecodePlan((data[0], {"mxfp4": (packed, scales)}, *data[2:]), kv_format="mxfp4", variant=variant)
+
+
+@triton.jit
+def _scale_probe(e_ptr, checked_ptr, plain_ptr, LO: tl.constexpr, HI: tl.constexpr):
+    offs = tl.arange(0, 256)
+    e = tl.load(e_ptr + offs)
+    tl.store(checked_ptr + offs, _mx_scale_f16x2_checked(e, LO, HI))
+    tl.store(plain_ptr + offs, _mx_scale_f16x2(e))
+
+
+@pytest.mark.parametrize("lo,hi", [(119, 133), (104, 136)])
+def test_the_checked_fp16_scale_matches_the_plain_one_in_range_and_is_nan_outside(lo, hi):
+    """The sm90 word decode's scale (an f16x2 pair multiplied into each decoded element), for all 256
+    E8M0 bytes: in [lo, hi] the unchecked conversion's bits, byte 0 zero, every other byte two fp16
+    NaNs (on a CPU this runs the same Triton code in the interpreter)."""
+    e = torch.arange(256, dtype=torch.int32, device=DEVICE)
+    checked, plain = torch.empty_like(e), torch.empty_like(e)
+    _scale_probe[(1,)](e, checked, plain, lo, hi)
+    checked, plain = checked.cpu().tolist(), plain.cpu().tolist()
+    for b in range(256):
+        want = plain[b] if lo <= b <= hi else 0 if b == 0 else 0x7E007E00
+        assert checked[b] == want, (b, hex(checked[b]), hex(want))
+    assert plain[127] == 0x54005400  # 2**6 in fp16 (the pair's scale is 2**(e - 121))
 
 
 def _with_scale(data, token, block, byte):

@@ -245,14 +245,14 @@ def test_compile_offline_sm90_and_gfx950(kv_format):
 @pytest.mark.parametrize("kv_format", ["fp8", "mxfp4"])
 def test_swapab_compiles_offline_with_the_mxfp4_scale_guard_for_mxfp4_only(kv_format):
     """Generation 2's default (the portable default off sm90) for both targets: its MXFP4 build carries
-    the in-kernel scale guard (sm90: the fp16 NaN pair 0x7E007E00 that replaces an out-of-range block's
+    the in-kernel scale guard (sm90: the fp16 NaN 0x7E00 = 32256 that replaces an out-of-range block's
     scale), its fp8 build none (an offline compile gets every constexpr, the guard's 'off' values too)."""
     from triton.backends.compiler import GPUTarget
 
     from mla.kernels.triton.variants import GEN2_DEFAULT
 
     sm90 = compile_offline(GPUTarget("cuda", 90, 32), variant=GEN2_DEFAULT[kv_format], kv_format=kv_format)
-    assert sm90.asm["cubin"] and (str(0x7E007E00) in sm90.asm["ptx"]) == (kv_format == "mxfp4")
+    assert sm90.asm["cubin"] and (str(0x7E00) in sm90.asm["ptx"]) == (kv_format == "mxfp4")
     gfx = compile_offline(GPUTarget("hip", "gfx950", 64), variant=GEN2_DEFAULT[kv_format], kv_format=kv_format)
     assert "v_mfma" in gfx.asm["amdgcn"]
 

@@ -196,6 +196,22 @@ def _f16x2_split(x):
 
 
 @triton.jit
+def _mx_scale_f16x2_checked(scale_e8m0, LO: tl.constexpr, HI: tl.constexpr):
+    """_mx_scale_f16x2 for E8M0 in [LO, HI] (97 <= LO, HI <= 136: fp16 normal or subnormal), 0 for byte 0
+    (an all-zero block), two fp16 NaNs (0x7E00) for any other byte: the block's products are all NaN.
+    No clamp is needed, so the check costs about what the clamp did (one select per block scale)."""
+    tl.static_assert(LO >= 97 and HI <= 136, "the checked fp16 scale covers E8M0 97..136")
+    e = scale_e8m0.to(tl.int32)
+    ok = (e - LO).to(tl.uint32) <= HI - LO  # (the range in one compare)
+    if LO >= 107:  # fp16 normals only
+        val = (e - 106) << 10
+    else:
+        val = tl.where(e >= 107, (e - 106) << 10, 1 << (e - 97))
+    bits = tl.where(ok, val, tl.where(e == 0, 0, 0x7E00))
+    return bits | (bits << 16)
+
+
+@triton.jit
 def _mx_scale_f16x2(scale_e8m0):
     """E8M0 byte -> two copies of the fp16 2**(e - 121) packed in an int32 (e < 97 -> 0, e > 136 -> inf)."""
     e = tl.minimum(scale_e8m0.to(tl.int32), 137)
@@ -211,13 +227,8 @@ def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constex
     passes) decodes to NaN: one select per block on the scale, not per element (the default range
     admits every byte and compiles to no check)."""
     GUARD: tl.constexpr = SCALE_LO > 0 or SCALE_HI < 255
-    if GUARD:
-        s32 = scale_e8m0.to(tl.int32)
-        scale_ok = ((s32 - SCALE_LO).to(tl.uint32) <= SCALE_HI - SCALE_LO) | (s32 == 0)  # (one compare for the range)
     if USE_PTX and MX_PAIRS:
-        sc = _mx_scale_f16x2(scale_e8m0)
-        if GUARD:
-            sc = tl.where(scale_ok, sc, 0x7E007E00)  # two fp16 NaNs: every product of the block is NaN
+        sc = _mx_scale_f16x2_checked(scale_e8m0, SCALE_LO, SCALE_HI) if GUARD else _mx_scale_f16x2(scale_e8m0)
         p0, p1, p2, p3 = tl.inline_asm_elementwise(
             _MX_WORD_PAIRS_PTX, "=r,=r,=r,=r,r,r", [word, sc], dtype=(tl.int32,) * 4, is_pure=MX_PURE, pack=1)
         e0, e1 = _f16x2_split(p0)
@@ -225,15 +236,15 @@ def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constex
         e4, e5 = _f16x2_split(p2)
         e6, e7 = _f16x2_split(p3)
     elif USE_PTX:
-        sc = _mx_scale_f16x2(scale_e8m0)
-        if GUARD:
-            sc = tl.where(scale_ok, sc, 0x7E007E00)
+        sc = _mx_scale_f16x2_checked(scale_e8m0, SCALE_LO, SCALE_HI) if GUARD else _mx_scale_f16x2(scale_e8m0)
         e0, e1, e2, e3, e4, e5, e6, e7 = tl.inline_asm_elementwise(
             _MX_WORD_PTX, "=h,=h,=h,=h,=h,=h,=h,=h,r,r", [word, sc],
             dtype=(tl.float16,) * 8, is_pure=MX_PURE, pack=1)
     else:  # portable (interpreter, gfx950): the fp16-bits decode of _e2m1_bytes_to_f32 per nibble
         factor = ((scale_e8m0.to(tl.int32) + 14) << 23).to(tl.float32, bitcast=True)
         if GUARD:
+            s32 = scale_e8m0.to(tl.int32)
+            scale_ok = ((s32 - SCALE_LO).to(tl.uint32) <= SCALE_HI - SCALE_LO) | (s32 == 0)  # (the range in one compare)
             factor = tl.where(scale_ok, factor, float("nan"))
         e0 = _mx_nibble_f32(word, 0, factor)
         e1 = _mx_nibble_f32(word, 4, factor)
