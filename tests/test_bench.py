@@ -150,6 +150,14 @@ def test_torch_rows_are_checked_and_timed(torch_rows):
     assert r.cpu_gbs == pytest.approx(r.io_bytes / (r.cpu_median_us * 1e-6) / 1e9)
     assert r.cpu_pct_read_bw == pytest.approx(100 * r.cpu_gbs / BW["read_gbs"])
     assert r.source_hash and r.run_id and r.device_slug == "cpu"
+    # a CPU row names the CPU (its randn differs by vector ISA), not just 'x86_64'
+    import platform
+    from pathlib import Path
+
+    cpuinfo = Path("/proc/cpuinfo")
+    models = [ln.split(":", 1)[1].strip() for ln in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+              if ln.lower().startswith("model name")]
+    assert r.device == (f"{models[0]} ({platform.machine()})" if models else platform.machine())
 
 
 def test_unavailable_backends_become_rows_with_reasons(torch_rows):

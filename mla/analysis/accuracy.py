@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import platform
 import sys
 import time
 from pathlib import Path
@@ -241,23 +240,10 @@ def _quantiles(ratio: torch.Tensor) -> tuple[float, float]:
 
 
 def device_label(device) -> str:
-    """The device of a row: the GPU's name, or for a CPU its model (from /proc/cpuinfo where there is
-    one) and architecture: the CPU's vector ISA changes torch's CPU randn in the last bit, so which CPU
-    made a row matters (notebook 01, section 3)."""
+    """The device of a row: provenance.device_name (a GPU's name, a CPU's model and architecture)."""
     from ..bench import provenance as prov
 
-    if torch.device(device).type != "cpu":
-        return prov.device_name(device)
-    model = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    arch = platform.machine() or "cpu"
-    return f"{model} ({arch})" if model else arch
+    return prov.device_name(device)
 
 
 def _provenance(device, max_tokens) -> dict:

@@ -39,10 +39,27 @@ def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
 
 
 def device_name(device: str | torch.device) -> str:
+    """The GPU's name, or for a CPU its model (from /proc/cpuinfo where there is one) and architecture:
+    the CPU's vector ISA changes torch's CPU randn in the last bit, so which CPU made a row matters
+    (notebook 01, section 3)."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return platform.processor() or platform.machine() or "cpu"
+    return _cpu_name()
+
+
+@functools.cache
+def _cpu_name() -> str:
+    model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    arch = platform.machine() or platform.processor() or "cpu"
+    return f"{model} ({arch})" if model else arch
 
 
 def device_slug(device: str | torch.device) -> str:
