@@ -196,13 +196,19 @@ def _f16x2_split(x):
 
 
 @triton.jit
+def _in_scale_range(e, LO: tl.constexpr, HI: tl.constexpr):
+    """LO <= e <= HI for int32 e, in one unsigned compare."""
+    return (e - LO).to(tl.uint32) <= HI - LO
+
+
+@triton.jit
 def _mx_scale_f16x2_checked(scale_e8m0, LO: tl.constexpr, HI: tl.constexpr):
     """_mx_scale_f16x2 for E8M0 in [LO, HI] (97 <= LO, HI <= 136: fp16 normal or subnormal), 0 for byte 0
     (an all-zero block), two fp16 NaNs (0x7E00) for any other byte: the block's products are all NaN.
     No clamp is needed, so the check costs about what the clamp did (one select per block scale)."""
     tl.static_assert(LO >= 97 and HI <= 136, "the checked fp16 scale covers E8M0 97..136")
     e = scale_e8m0.to(tl.int32)
-    ok = (e - LO).to(tl.uint32) <= HI - LO  # (the range in one compare)
+    ok = _in_scale_range(e, LO, HI)
     if LO >= 107:  # fp16 normals only
         val = (e - 106) << 10
     else:
@@ -224,8 +230,9 @@ def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constex
                   MX_PAIRS: tl.constexpr = False, SCALE_LO: tl.constexpr = 0, SCALE_HI: tl.constexpr = 255):
     """int32 word (8 nibbles, element i in bits 4i..4i+3) + E8M0 -> 8 tensors, elements 0..7 in order.
     A block whose scale byte lies outside [SCALE_LO, SCALE_HI] (byte 0, an all-zero block, always
-    passes) decodes to NaN: one select per block on the scale, not per element (the default range
-    admits every byte and compiles to no check)."""
+    passes) decodes to NaN: the check is on the block scale, not on each element (the compiler may
+    repeat it per word holding the scale: gfx950 does); the default range admits every byte and
+    compiles to no check."""
     GUARD: tl.constexpr = SCALE_LO > 0 or SCALE_HI < 255
     if USE_PTX and MX_PAIRS:
         sc = _mx_scale_f16x2_checked(scale_e8m0, SCALE_LO, SCALE_HI) if GUARD else _mx_scale_f16x2(scale_e8m0)
@@ -244,7 +251,7 @@ def _mx_word_to_8(word, scale_e8m0, USE_PTX: tl.constexpr, DOT_DTYPE: tl.constex
         factor = ((scale_e8m0.to(tl.int32) + 14) << 23).to(tl.float32, bitcast=True)
         if GUARD:
             s32 = scale_e8m0.to(tl.int32)
-            scale_ok = ((s32 - SCALE_LO).to(tl.uint32) <= SCALE_HI - SCALE_LO) | (s32 == 0)  # (the range in one compare)
+            scale_ok = _in_scale_range(s32, SCALE_LO, SCALE_HI) | (s32 == 0)
             factor = tl.where(scale_ok, factor, float("nan"))
         e0 = _mx_nibble_f32(word, 0, factor)
         e1 = _mx_nibble_f32(word, 4, factor)

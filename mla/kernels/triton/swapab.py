@@ -83,13 +83,14 @@ def _e4m3_of_words(w, N_WORDS: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.
 def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl.constexpr, D: tl.constexpr,
               KV_FORMAT: tl.constexpr, BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_DTYPE: tl.constexpr,
               V_PATH: tl.constexpr, USE_PTX: tl.constexpr, MX_PAIRS: tl.constexpr = False,
-              MX_LO: tl.constexpr = 0, MX_HI: tl.constexpr = 255):
+              SCALE_LO: tl.constexpr = 0, SCALE_HI: tl.constexpr = 255):
     """Latent dims [c * D, (c + 1) * D) of one tile -> (k [BN, D] in K_DTYPE, v [BN, D] in V_DTYPE),
     each element decoded once. fp8 ``V_PATH``: 0 = ``.to(V_DTYPE)`` where the compiler puts it (on
     sm90 per-byte shared-memory loads in the MMA operand layout); 2 = the chunk loaded as int32
     words, K = their bytes, V = the impure pair-convert asm, i.e. converted once in the loaded layout.
     MXFP4: int32 words of nibbles + the chunk's E8M0 bytes, decoded to fp16 (= V) and rounded to
-    e4m3 (= K, exact for the scales the plan admits); a block scaled outside [MX_LO, MX_HI] decodes to NaN."""
+    e4m3 (= K, exact for the scales the plan admits); a block scaled outside [SCALE_LO, SCALE_HI]
+    decodes to NaN."""
     m2 = tok_mask[:, None]
     if KV_FORMAT == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
@@ -97,7 +98,7 @@ def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl
         swrow = (sc_ptr + tok[:, None] * stride_sc_tok).to(tl.pointer_type(tl.int32))
         sw = tl.load(swrow + c * (D // 128) + tl.arange(0, D // 128)[None, :], mask=m2, other=0)
         v16 = _decode_mx_words(w, _bytes_of_words(sw, D // 128, BLOCK_N)[:, :, None], D // 32, BLOCK_N, USE_PTX,
-                               tl.float16, MX_PAIRS, MX_LO, MX_HI)
+                               tl.float16, MX_PAIRS, SCALE_LO, SCALE_HI)
         return v16.to(K_DTYPE), v16.to(V_DTYPE)
     elif V_PATH == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
@@ -112,7 +113,7 @@ def _kv_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, c: tl
 @triton.jit
 def _rope_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_FORMAT: tl.constexpr,
                 BLOCK_N: tl.constexpr, K_DTYPE: tl.constexpr, V_PATH: tl.constexpr, USE_PTX: tl.constexpr,
-                MX_LO: tl.constexpr = 0, MX_HI: tl.constexpr = 255):
+                SCALE_LO: tl.constexpr = 0, SCALE_HI: tl.constexpr = 255):
     """The 64 rope dims of one tile as K only [BN, 64] (V never reads them)."""
     m2 = tok_mask[:, None]
     if KV_FORMAT == 2:
@@ -122,7 +123,8 @@ def _rope_chunk(kv_ptr, sc_ptr, tok, tok_mask, stride_kv_tok, stride_sc_tok, KV_
         d = tl.load(swrow + 4 + tl.arange(0, 2)[None, :], mask=m2 & (tl.arange(0, 2) < 1)[None, :], other=0)
         w4, _ = tl.split(d)
         sc = tl.join(w4 & 0xFF, (w4 >> 8) & 0xFF)
-        return _decode_mx_words(w, sc[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False, MX_LO, MX_HI).to(K_DTYPE)
+        return _decode_mx_words(w, sc[:, :, None], 2, BLOCK_N, USE_PTX, tl.float16, False, SCALE_LO,
+                                SCALE_HI).to(K_DTYPE)
     elif V_PATH == 2:
         wrow = (kv_ptr + tok[:, None] * stride_kv_tok).to(tl.pointer_type(tl.int32))
         w = tl.load(wrow + 128 + tl.arange(0, 16)[None, :], mask=m2, other=0)
@@ -269,23 +271,19 @@ def mla_decode_swapab_kernel(
         tok = kv_start + pos
         ok = pos < end
         k0, v0 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 0, D, KV_FORMAT, BLOCK_N,
-                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
-                           MX_SCALE_LO, MX_SCALE_HI)
+                           K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS, MX_SCALE_LO, MX_SCALE_HI)
         kr = _rope_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, KV_FORMAT, BLOCK_N, K_DTYPE,
                          V_PATH, USE_PTX, MX_SCALE_LO, MX_SCALE_HI)
         st = tl.dot(kr, qt_rope, tl.dot(k0, qt0))  # [BN, 2R] (or [BN, R]), fp32
         if LAT_CHUNKS >= 2:
             k1, v1 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 1, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
-                           MX_SCALE_LO, MX_SCALE_HI)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS, MX_SCALE_LO, MX_SCALE_HI)
             st = tl.dot(k1, qt1, st)
         if LAT_CHUNKS == 4:
             k2, v2 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 2, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
-                           MX_SCALE_LO, MX_SCALE_HI)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS, MX_SCALE_LO, MX_SCALE_HI)
             k3, v3 = _kv_chunk(kv_ptr, kv_aux_ptr, tok, ok, stride_kv_tok, stride_sc_tok, 3, D, KV_FORMAT, BLOCK_N,
-                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS,
-                           MX_SCALE_LO, MX_SCALE_HI)
+                               K_DTYPE, V_DTYPE, V_PATH, USE_PTX, MX_PAIRS, MX_SCALE_LO, MX_SCALE_HI)
             st = tl.dot(k3, qt3, tl.dot(k2, qt2, st))
         if TERMS == 2:
             s_hi, s_lo = tl.split(tl.reshape(st, (BLOCK_N, R, 2)))
