@@ -42,3 +42,20 @@ def test_readme_cites_files_that_exist():
     missing = [c for c in sorted(cited) if not template.search(c)
                and not any(glob.glob(str(ROOT / base / c)) for base in ("", "data", "data/measured"))]
     assert len(cited) > 50 and not missing, missing
+
+
+def test_scripts_index_names_every_script_and_only_scripts_that_exist():
+    """scripts/README.md is the way from a data row's `command` to its driver: every file in scripts/ and
+    scripts/probes/ is named there (the probe rounds' gen2-r* / gen3-r* bench files by their glob), and every
+    file it names exists (under scripts/, or from the repository root)."""
+    import fnmatch
+    import re
+
+    index = (ROOT / "scripts" / "README.md").read_text()
+    named = set(re.findall(r"`([^`\s]+\.(?:py|sh|txt))`", index))
+    globs = {n for n in named if "*" in n}
+    files = sorted(str(p.relative_to(ROOT / "scripts")) for p in (ROOT / "scripts").rglob("*")
+                   if p.is_file() and p.name != "README.md" and "__pycache__" not in p.parts)
+    unnamed = [f for f in files if f not in named and not any(fnmatch.fnmatch(f, g) for g in globs)]
+    stale = [n for n in named - globs if not ((ROOT / "scripts" / n).is_file() or (ROOT / n).is_file())]
+    assert len(files) > 40 and not unnamed and not stale, (unnamed, stale)
