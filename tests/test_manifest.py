@@ -508,6 +508,25 @@ def test_committed_round_56_rows_say_what_the_notes_say():
     assert measured.round56_run({"timeline": ("missing.csv.gz", "x"), "one_per_sm": ("a", "b")}) is None
 
 
+def test_committed_round_62_rows_say_what_the_notes_say():
+    """measured.round62_run reads campaign 30 (an H100, the head's default call at 2fee4a0) against campaign 28 (round
+    55's defaults): the same 24 (case, format, kernel) rows checked in both, each within 1% in kernel mode and 2% in
+    fresh mode (rounds 59-61's per-call validation adds nothing measurable); Triton's best-format geomean under
+    FlashInfer's from the same run by more than 1.5x in kernel and fresh mode."""
+    from mla.analysis import measured
+
+    run = measured.round62_run()
+    assert run is not None, "round 62's rows are committed under data/measured/h100/"
+    same, geo = run
+    assert len(same) == 24 and set(same.kv_format) == {"bf16", "fp8", "mxfp4"}
+    assert ((same.kernel_ratio - 1).abs() < 0.01).all() and ((same.fresh_ratio - 1).abs() < 0.02).all()
+    g = geo.set_index(["campaign", "backend"])
+    for mode in ("kernel", "fresh"):
+        assert g.loc[("campaign30", "flashinfer"), mode] > 1.5 * g.loc[("campaign30", "triton"), mode]
+        assert abs(g.loc[("campaign30", "triton"), mode] / g.loc[("campaign28", "triton"), mode] - 1) < 0.01
+    assert measured.round62_run({"before": "missing.csv", "head": "x", "flashinfer": "y"}) is None
+
+
 def test_q_first_at_the_default_split_counts_across_sessions():
     """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
     split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the

@@ -760,6 +760,41 @@ def round56_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
     return ph, same_run_read_gap(pd.read_csv(tls[0][1]))
 
 
+ROUND62_RUN = {  # round 62 (docs/notes-triton.md, "Round 62"): the head's default call on an H100, FlashInfer beside it
+    "before": "measured/h100/campaign28-triton.csv",  # c2e354f, round 55's defaults (r55b)
+    "head": "measured/h100/campaign30-triton.csv",  # 2fee4a0: the same kernels after rounds 59-61's validation changes
+    "flashinfer": "measured/h100/campaign30-flashinfer.csv"}  # the same call, same machine
+ROUND62_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. OUT=$OUT bash -c 'source scripts/_device_steps.sh; session_begin r62h; "
+               "install_flashinfer; session_campaign 30 330 flashinfer triton' (an H100; data/measured/h100/issue10/r62h.log)"]
+ROUND62_MODES = ("kernel", "fresh", "cold")
+
+
+def round62_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(same kernels, geomeans) of round 62's campaign 30 (an H100, the head's default call) against campaign 28 (round
+    55's defaults, another H100 session). Same kernels: every (case, format, kernel) checked in both, its kernel-mode
+    and fresh-mode times in each and ``kernel_ratio`` / ``fresh_ratio`` (30 over 28). Geomeans: per campaign and
+    backend, the best-format geomean over the 8 leaderboard shapes (:func:`best_format_table`) in each of
+    :data:`ROUND62_MODES`. ``run`` maps "before" / "head" / "flashinfer" to paths under data/ (default
+    :data:`ROUND62_RUN`); None when a file is missing."""
+    run = ROUND62_RUN if run is None else run
+    if not all((DATA / p).exists() for p in run.values()):
+        return None
+    cols = ["case", "kv_format", "variant", "kernel_median_us", "fresh_median_us"]
+
+    def checked(p):
+        d = pd.read_csv(DATA / p)
+        return d.loc[(d["status"] == "ok") & d["check_ok"].astype(bool), cols]
+
+    same = checked(run["before"]).merge(checked(run["head"]), on=cols[:3], suffixes=("_before", "_head"))
+    same = same.assign(kernel=same["variant"].str.split("_").str[0],
+                       kernel_ratio=same["kernel_median_us_head"] / same["kernel_median_us_before"],
+                       fresh_ratio=same["fresh_median_us_head"] / same["fresh_median_us_before"])
+    geo = pd.DataFrame([{"campaign": Path(p).name.split("-")[0], "backend": Path(p).stem.split("-")[1],
+                         **{m: float(best_format_table([p], m).iloc[-1, -1]) for m in ROUND62_MODES},
+                         "source_csv": p} for p in (run["before"], run["head"], run["flashinfer"])])
+    return same.drop(columns="variant"), geo
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
