@@ -313,6 +313,36 @@ def test_gpu_fresh_inputs_cause_no_device_sync(backend):
         mla.decode(fresh[0], backend=backend, kv_format="fp8")
 
 
+@pytest.mark.skipif(ON_CPU, reason="needs a GPU (a CUDA-graph capture)")
+def test_gpu_word_decode_scale_check_refuses_outside_a_capture_and_is_skipped_inside():
+    """A cached word-decode plan (mx_decode >= 2; not a default) reads each new input set's MXFP4 scales on the host
+    (Plan.check_new_inputs). Outside a capture a set past its fp16 limit is refused. Inside someone else's CUDA-graph
+    capture the read is skipped, because a host read there would break the capture, and the captured call replays to
+    the right answer. No CPU test reaches the capture path (round 62's notes)."""
+    variant = "v30_n32_w4_s2_mxw_tr"
+
+    def decode(d):
+        return mla.decode(d, backend="triton", kv_format="mxfp4", variant=variant)
+
+    first = mla.generate_input(4, 1, 1024, seed=0, device="cuda")
+    assert mla.check(first, decode(first))[0]  # the plan's build, with its own scale check
+    bad = mla.generate_input(4, 1, 1024, seed=1, device="cuda")
+    bad[1]["mxfp4"][1][5, 7] = 137
+    with pytest.raises(ValueError, match=r"exact for E8M0 scales <= 136"):
+        decode(bad)
+    new = mla.generate_input(4, 1, 1024, seed=2, device="cuda")
+    torch.cuda.synchronize()
+    g, s = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s), torch.cuda.graph(g, stream=s):
+        captured = decode(new)
+    torch.cuda.current_stream().wait_stream(s)
+    captured.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert mla.check(new, captured)[0]
+
+
 @pytest.mark.skipif("triton" not in BACKENDS, reason="needs triton in the interpreter (CPU, TRITON_INTERPRET=1)")
 def test_triton_per_call_guard_catches_a_changed_indptr():
     """The case the issue found reading out of bounds: a good call, then kv_indptr[-1] grown."""
