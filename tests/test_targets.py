@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mla.analysis import manifest, targets
+from mla.bench.schema import load_results
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -134,4 +137,30 @@ def test_cli_prints_the_scoreboard_and_refuses_mixed_selections(capsys):
     assert main(["report", "--markdown"]) == 2
     assert "--markdown goes with --targets" in capsys.readouterr().err
     assert main(["report", "--targets", "--case", "bs4-kv1024-q1-h16"]) == 2
-    assert "--targets reads the manifest's leaderboard runs only" in capsys.readouterr().err
+    assert "--targets reads whole campaigns" in capsys.readouterr().err
+
+
+def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
+    """``report --targets FILES``: the same rules on one device's campaign files (an H100's campaign 30), each floor
+    its own run's, with a note that the issues state the targets on an H200; files of two devices are refused."""
+    from mla.cli import main
+
+    h100 = [str(ROOT / "data/measured/h100/campaign30-triton.csv"), str(ROOT / "data/measured/h100/campaign30-flashinfer.csv")]
+    assert main(["report", "--targets", "--markdown", *h100]) == 0
+    cap = capsys.readouterr()
+    assert "these rows ran on NVIDIA H100 80GB HBM3" in cap.err
+    rows = pd.concat([load_results(f) for f in h100], ignore_index=True)
+    its = targets.items(rows)
+    assert cap.out.strip() == targets.markdown(targets.scoreboard(its), its,
+                                               "python -m mla report --targets " + " ".join(h100))
+    assert set(its["run_id"]) == set(rows["run_id"]) and (its["git_commit"] == rows["git_commit"].iloc[0]).all()
+    floors = its[its["target"] == "bs4-kv1024"]["floor_us"]
+    assert floors.notna().all() and floors.nunique() == 1
+    assert abs(floors.iloc[0] - rows[rows["backend"] == "triton"]["graph_floor_us"].iloc[0]) < 1e-9
+    h200 = str(ROOT / "data/measured/h200/campaign23-triton.csv")
+    assert main(["report", "--targets", h100[0], h200]) == 2
+    assert "one device's rows; these files hold NVIDIA H100 80GB HBM3, NVIDIA H200" in capsys.readouterr().err
+    assert main(["report", "--targets", "--manifest", h100[0]]) == 2
+    capsys.readouterr()
+    assert main(["report", "--targets", h200]) == 0
+    assert "these rows ran on" not in capsys.readouterr().err

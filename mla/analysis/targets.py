@@ -268,8 +268,9 @@ def _measured_line(t: Target, g: pd.DataFrame) -> str:
     return "; ".join(f"{_short(r.case)} {r.kv_format} {_v(r.value, r.unit)}{mark[bool(r.met)]}" for r in g.itertuples())
 
 
-def markdown(board: pd.DataFrame, its: pd.DataFrame) -> str:
-    """README's scoreboard block: one table row per target, then the rows' provenance line."""
+def markdown(board: pd.DataFrame, its: pd.DataFrame, command: str = "python -m mla report --targets") -> str:
+    """README's scoreboard block: one table row per target, then the rows' provenance line (``command``: what
+    prints the table from them)."""
     lines = ["| issue | target | status | measured (us unless marked) |", "|---|---|---|---|"]
     for r in board.itertuples():
         status = f"**{r.status}**" if r.status == "met" else r.status
@@ -280,7 +281,7 @@ def markdown(board: pd.DataFrame, its: pd.DataFrame) -> str:
     commits = sorted({str(x) for x in its["git_commit"].dropna()})
     lines.append("")
     lines.append(f"Rows: runs {', '.join(runs)} (commit {', '.join(commits)}); "
-                 "`python -m mla report --targets` prints this table from them.")
+                 f"`{command}` prints this table from them.")
     return "\n".join(lines)
 
 

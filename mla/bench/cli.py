@@ -337,19 +337,37 @@ def cmd_report(args) -> int:
 
 
 def _report_targets(args) -> int:
-    """Issues 9 and 10's targets on the manifest's leaderboard rows (mla.analysis.targets)."""
+    """Issues 9 and 10's targets on the manifest's leaderboard rows (mla.analysis.targets), or on the campaign
+    files given (one device's: a campaign on another GPU, judged by the same rules and its own run's floors)."""
     from ..analysis import manifest, targets
+    from .schema import load_results
 
-    if args.files or args.run or args.purpose or args.case or args.mode or args.long or args.include_stale:
-        raise ValueError("--targets reads the manifest's leaderboard runs only: drop files, --run, --purpose, "
-                         "--case, --mode, --long and --include-stale")
-    its = targets.items(manifest.rows(args.device))
-    if its is None:
-        raise ValueError(f"no default-config Triton leaderboard rows for device {args.device!r} through "
-                         f"{manifest.default_path()}")
+    if args.run or args.purpose or args.case or args.mode or args.long or args.include_stale or (
+            args.files and args.manifest):
+        raise ValueError("--targets reads whole campaigns: the manifest's leaderboard runs, or the campaign files "
+                         "given; drop --run, --purpose, --case, --mode, --long, --include-stale (and --manifest "
+                         "with files)")
+    command = "python -m mla report --targets"
+    if args.files:
+        rows = load_results(args.files)
+        devices = sorted(rows["device"].dropna().astype(str).unique()) if "device" in rows else []
+        if len(devices) > 1:
+            raise ValueError(f"--targets judges one device's rows; these files hold {', '.join(devices)}")
+        its = targets.items(rows)
+        if its is None:
+            raise ValueError(f"no default-config Triton rows of the leaderboard shapes in {', '.join(args.files)}")
+        command += " " + " ".join(args.files)
+        if devices and devices[0] != "NVIDIA H200":
+            print(f"note: the issues state these targets on an H200; these rows ran on {devices[0]} "
+                  "(each floor is its own run's)", file=sys.stderr)
+    else:
+        its = targets.items(manifest.rows(args.device))
+        if its is None:
+            raise ValueError(f"no default-config Triton leaderboard rows for device {args.device!r} through "
+                             f"{manifest.default_path()}")
     board = targets.scoreboard(its)
     if args.markdown:
-        print(targets.markdown(board, its))
+        print(targets.markdown(board, its, command))
         return 0
     for r in board.itertuples():
         k = f" ({r.met_items} of {r.items})" if r.status == "partial" else ""
@@ -439,6 +457,7 @@ def register(sub) -> None:
                    help="time modes to tabulate, comma-separated (default: all present)")
     p.add_argument("--long", action="store_true", help="the per-row tables of a bench run instead")
     p.add_argument("--targets", action="store_true",
-                   help="issues 9 and 10's speed targets on the manifest's leaderboard rows: met / partial / missed")
+                   help="issues 9 and 10's speed targets on the manifest's leaderboard rows, or on the campaign "
+                        "files given (one device's): met / partial / missed")
     p.add_argument("--markdown", action="store_true", help="with --targets: README's scoreboard block")
     p.set_defaults(func=cmd_report)
