@@ -162,5 +162,11 @@ def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
     assert "one device's rows; these files hold NVIDIA H100 80GB HBM3, NVIDIA H200" in capsys.readouterr().err
     assert main(["report", "--targets", "--manifest", h100[0]]) == 2
     capsys.readouterr()
+    # an A/B file is not a campaign (4 of the 8 shapes), and a log is not a result CSV: both named, exit 2
+    assert main(["report", "--targets", str(ROOT / "data/measured/h100/issue10/tma-long-r54a.csv")]) == 2
+    assert "judges a whole campaign: these files have no default-config Triton row at 4 of the 8" in capsys.readouterr().err
+    log = str(ROOT / "data/measured/h100/campaign30.log")
+    assert main(["report", "--targets", log]) == 2
+    assert f"{log}: not a result CSV" in capsys.readouterr().err
     assert main(["report", "--targets", h200]) == 0
     assert "these rows ran on" not in capsys.readouterr().err

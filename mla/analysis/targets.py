@@ -92,7 +92,7 @@ def _geomean_best(d: pd.DataFrame, mode: str) -> tuple[float, int]:
     return geomean(best), int(best.index.isin(measured.LEADERBOARD_CASES).sum())
 
 
-def _leaderboard_default(rows: pd.DataFrame) -> pd.DataFrame:
+def leaderboard_default(rows: pd.DataFrame) -> pd.DataFrame:
     """The Triton leaderboard rows of the default config, bf16 Q, of any status (latest per run key)."""
     d = measured.latest_runs(rows)
     d = d[(d["backend"] == "triton") & (d["q_format"] == "bf16") & d["case"].isin(measured.LEADERBOARD_CASES)]
@@ -129,7 +129,7 @@ def items(rows: pd.DataFrame | None) -> pd.DataFrame | None:
         out.append(_item(t, r["fp8"], "kernel", us["fp8"], "<=", us["bf16"], "us vs bf16", fmt="fp8"))
 
     t = T["accuracy"]
-    every = _leaderboard_default(rows)  # every status: a failed check or an error is a miss here
+    every = leaderboard_default(rows)  # every status: a failed check or an error is a miss here
     for fmt in ("fp8", "mxfp4"):
         q = every[every["kv_format"] == fmt]
         if not len(q):

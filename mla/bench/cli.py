@@ -339,6 +339,8 @@ def cmd_report(args) -> int:
 def _report_targets(args) -> int:
     """Issues 9 and 10's targets on the manifest's leaderboard rows (mla.analysis.targets), or on the campaign
     files given (one device's: a campaign on another GPU, judged by the same rules and its own run's floors)."""
+    import pandas as pd
+
     from ..analysis import manifest, targets
     from .schema import load_results
 
@@ -349,13 +351,22 @@ def _report_targets(args) -> int:
                          "with files)")
     command = "python -m mla report --targets"
     if args.files:
-        rows = load_results(args.files)
+        frames = []
+        for f in args.files:
+            try:
+                frames.append(load_results(f))
+            except (ValueError, OSError) as e:  # pandas' parser errors are ValueErrors too
+                raise ValueError(f"{f}: not a result CSV ({str(e).strip()})") from None
+        rows = pd.concat(frames, ignore_index=True)
         devices = sorted(rows["device"].dropna().astype(str).unique()) if "device" in rows else []
         if len(devices) > 1:
             raise ValueError(f"--targets judges one device's rows; these files hold {', '.join(devices)}")
+        have = set(targets.leaderboard_default(rows)["case"])
+        missing = [c for c in targets.measured.LEADERBOARD_CASES if c not in have]
+        if missing:  # an A/B or sweep file is not a campaign: its verdicts would count absent shapes as misses
+            raise ValueError(f"--targets judges a whole campaign: these files have no default-config Triton row at "
+                             f"{len(missing)} of the 8 leaderboard shapes ({', '.join(missing)})")
         its = targets.items(rows)
-        if its is None:
-            raise ValueError(f"no default-config Triton rows of the leaderboard shapes in {', '.join(args.files)}")
         command += " " + " ".join(args.files)
         if devices and devices[0] != "NVIDIA H200":
             print(f"note: the issues state these targets on an H200; these rows ran on {devices[0]} "
