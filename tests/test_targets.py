@@ -145,7 +145,7 @@ def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
     its own run's, with a note that the issues state the targets on an H200; files of two devices are refused."""
     from mla.cli import main
 
-    h100 = [str(ROOT / "data/measured/h100/campaign30-triton.csv"), str(ROOT / "data/measured/h100/campaign30-flashinfer.csv")]
+    h100 = [str(ROOT / f"data/measured/h100/campaign30-{b}.csv") for b in ("triton", "flashinfer")]
     assert main(["report", "--targets", "--markdown", *h100]) == 0
     cap = capsys.readouterr()
     assert "these rows ran on NVIDIA H100 80GB HBM3" in cap.err
@@ -164,7 +164,8 @@ def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
     capsys.readouterr()
     # an A/B file is not a campaign (4 of the 8 shapes), and a log is not a result CSV: both named, exit 2
     assert main(["report", "--targets", str(ROOT / "data/measured/h100/issue10/tma-long-r54a.csv")]) == 2
-    assert "judges a whole campaign: these files have no default-config Triton row at 4 of the 8" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "judges a whole campaign: these files have no default-config Triton row at 4 of the 8" in err
     log = str(ROOT / "data/measured/h100/campaign30.log")
     assert main(["report", "--targets", log]) == 2
     assert f"{log}: not a result CSV" in capsys.readouterr().err
