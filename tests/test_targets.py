@@ -161,7 +161,14 @@ def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
     assert main(["report", "--targets", h100[0], h200]) == 2
     assert "one device's rows; these files hold NVIDIA H100 80GB HBM3, NVIDIA H200" in capsys.readouterr().err
     assert main(["report", "--targets", "--manifest", h100[0]]) == 2
-    capsys.readouterr()
+    assert "and --manifest with files" in capsys.readouterr().err
+    assert main(["report", "--targets", "--device", "h200", *h100]) == 2
+    assert "--device picks the manifest's folder" in capsys.readouterr().err
+    # two campaigns of one device (two commits): the latest row per key would mix them silently
+    assert main(["report", "--targets", str(ROOT / "data/measured/h100/campaign28-triton.csv"), h100[1]]) == 2
+    assert "one campaign (one commit); these files hold rows of 2 commits (2fee4a0, c2e354f)" in capsys.readouterr().err
+    assert main(["report", "--targets", str(ROOT / "data/measured/h100/nothing-*.csv")]) == 2
+    assert "no files match" in capsys.readouterr().err
     # an A/B file is not a campaign (4 of the 8 shapes), and a log is not a result CSV: both named, exit 2
     assert main(["report", "--targets", str(ROOT / "data/measured/h100/issue10/tma-long-r54a.csv")]) == 2
     err = capsys.readouterr().err

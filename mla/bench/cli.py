@@ -290,6 +290,10 @@ def cmd_report(args) -> int:
 
     if args.markdown and not args.targets:
         raise ValueError("--markdown goes with --targets (README's scoreboard block)")
+    if args.device is not None and args.files and not args.manifest:
+        raise ValueError("--device picks the manifest's folder under data/measured/; with files it does nothing: "
+                         "drop it (the files' rows name their device)")
+    args.device = args.device or "h200"
     if args.purpose:  # before any file is read: a typo would otherwise end as "no rows left"
         from ..analysis.manifest import PURPOSES
 
@@ -339,6 +343,8 @@ def cmd_report(args) -> int:
 def _report_targets(args) -> int:
     """Issues 9 and 10's targets on the manifest's leaderboard rows (mla.analysis.targets), or on the campaign
     files given (one device's: a campaign on another GPU, judged by the same rules and its own run's floors)."""
+    import glob
+
     import pandas as pd
 
     from ..analysis import manifest, targets
@@ -353,14 +359,21 @@ def _report_targets(args) -> int:
     if args.files:
         frames = []
         for f in args.files:
+            if not glob.glob(f):
+                raise ValueError(f"no files match {f!r}")
             try:
                 frames.append(load_results(f))
             except (ValueError, OSError) as e:  # pandas' parser errors are ValueErrors too
-                raise ValueError(f"{f}: not a result CSV ({str(e).strip()})") from None
+                msg = str(e).strip()
+                raise ValueError(msg if msg.startswith(f) else f"{f}: not a result CSV ({msg})") from None
         rows = pd.concat(frames, ignore_index=True)
         devices = sorted(rows["device"].dropna().astype(str).unique()) if "device" in rows else []
         if len(devices) > 1:
             raise ValueError(f"--targets judges one device's rows; these files hold {', '.join(devices)}")
+        commits = sorted(rows["git_commit"].dropna().astype(str).str[:7].unique())
+        if len(commits) > 1:  # the latest row per key would silently mix (or drop) campaigns
+            raise ValueError(f"--targets judges one campaign (one commit); these files hold rows of "
+                             f"{len(commits)} commits ({', '.join(commits)}): pass one campaign's files")
         have = set(targets.leaderboard_default(rows)["case"])
         missing = [c for c in targets.measured.LEADERBOARD_CASES if c not in have]
         if missing:  # an A/B or sweep file is not a campaign: its verdicts would count absent shapes as misses
@@ -457,7 +470,8 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="compact tables of result rows: CSV files, or the runs data/manifest.toml names")
     p.add_argument("files", nargs="*", help="CSV paths or globs (none: the manifest's runs)")
     p.add_argument("--manifest", action="store_true", help="the runs data/manifest.toml names (the default without files)")
-    p.add_argument("--device", default="h200", help="device folder under data/measured/ (with --manifest)")
+    p.add_argument("--device", default=None,
+                   help="device folder under data/measured/ for the manifest's rows (default h200; not with files)")
     p.add_argument("--include-stale", action="store_true", help="also rows the manifest flags as older code")
     p.add_argument("--run", default=None, type=csv_list,
                    help="only these run ids (or their endings, e.g. 9bf7), comma-separated")

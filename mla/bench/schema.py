@@ -84,7 +84,9 @@ def validate(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{source}: missing columns {missing}")
+        shown = missing if len(missing) <= 8 else [*missing[:5], f"... {len(missing) - 5} more"]
+        raise ValueError(f"{source}: missing columns {shown} of the result schema's {len(COLUMNS)} "
+                         "(not a result CSV? see mla/bench/schema.py)")
     extra = [c for c in df.columns if c not in COLUMNS]
     if extra:
         raise ValueError(f"{source}: unknown columns {extra} (schema changed? see mla/bench/schema.py)")
