@@ -347,7 +347,7 @@ def _report_targets(args) -> int:
 
     import pandas as pd
 
-    from ..analysis import manifest, targets
+    from ..analysis import manifest, measured, targets
     from .schema import load_results
 
     if args.run or args.purpose or args.case or args.mode or args.long or args.include_stale or (
@@ -375,7 +375,7 @@ def _report_targets(args) -> int:
             raise ValueError(f"--targets judges one campaign (one commit); these files hold rows of "
                              f"{len(commits)} commits ({', '.join(commits)}): pass one campaign's files")
         have = set(targets.leaderboard_default(rows)["case"])
-        missing = [c for c in targets.measured.LEADERBOARD_CASES if c not in have]
+        missing = [c for c in measured.LEADERBOARD_CASES if c not in have]
         if missing:  # an A/B or sweep file is not a campaign: its verdicts would count absent shapes as misses
             raise ValueError(f"--targets judges a whole campaign: these files have no default-config Triton row at "
                              f"{len(missing)} of the 8 leaderboard shapes ({', '.join(missing)})")
