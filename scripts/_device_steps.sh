@@ -63,7 +63,8 @@ for f in sys.argv[1:]:
     except Exception as exc:
         print(f, exc); continue
     d["splits"] = d["plan_config"].str.extract(r'"num_splits": (\d+)')
-    cols = [c for c in ("case", "kv_format", "variant", "splits", "status", "kernel_median_us", "fresh_median_us",
+    d["fused"] = d["plan_config"].str.extract(r'"fused_reduce": (\w+)')
+    cols = [c for c in ("case", "kv_format", "variant", "splits", "fused", "status", "kernel_median_us", "fresh_median_us",
                         "kernel_pct_read_bw", "rel_l2_fmt") if c in d.columns]
     with pd.option_context("display.width", 250, "display.max_colwidth", 45, "display.max_rows", 300):
         print(d[cols].to_string())

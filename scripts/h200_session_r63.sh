@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Round 63 (prepared 2026-12-07 ~09:45 UTC, after r56a's H100 part ran at 09:38): the fp8 TMA-tile kernel's reduce.
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63a   (no carry)
+# r63a  On any card: v168 (the fp8 default at bs32 / bs64-kv8192, round 54) with its splits merged by the separate
+#       tile reduce (the default: a second kernel, launched by PDL "late") against the one-launch fused reduce (the
+#       last program of an element merges, FUSED_REDUCE; issue 10's deliverable 2), at the default call's split
+#       counts (4 at bs32, 2 at bs64), kernel and fresh modes, two rounds in opposite order, every row checked.
+#       Why: on the H100 fp8 reads 71% of the read probe at bs32-kv8192 (campaign 30; issue 10 asks >= 75%), and
+#       round 54's timeline put 5.2 us of v168's 69.3 outside the split kernel (the reduce and the gap before it),
+#       against a plain read of ~49 us. The fused reduce was kept off the TMA kernels' default only because
+#       fused_by_default predates them (it names the swap-AB family); no run has timed it on v168.
+# Predicted (written before any run): fused -2..-4% kernel at bs32-kv8192 (69.3 -> 66.5-68 us: the last program of
+#   each element reads 4 partials of 16 x 512 fp32 from L2, ~1-2 us, in place of ~5 us outside), fresh the same
+#   within 1%; at bs64-kv8192 (2 splits, 64 tiles a program) -1..-3%. If it is >= 2% under in both rounds at both
+#   shapes, fused_by_default takes the TMA kernels too (the rule's tests run offline). On the H100 that would bring
+#   bs32-kv8192 fp8 from 71% to 72-74% of the probe: still under 75.
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r63a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r63
+V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
+B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
+case $PART in
+r63a)
+  S=$OUT/fused-tma-r63a.csv
+  for r in 1 2; do
+    o=False,True; [ $r = 2 ] && o=True,False
+    step "bs32-$r" 60 $B --cases bs32-kv8192-q1-h16 --config num_splits=4 --sweep fused_reduce=$o --out $S --append
+    step "bs64-$r" 60 $B --cases bs64-kv8192-q1-h16 --config num_splits=2 --sweep fused_reduce=$o --out $S --append
+  done
+  show "$S"
+  ;;
+*) echo "unknown part $PART (r63a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
