@@ -14,9 +14,18 @@
 #   within 1%; at bs64-kv8192 (2 splits, 64 tiles a program) -1..-3%. If it is >= 2% under in both rounds at both
 #   shapes, fused_by_default takes the TMA kernels too (the rule's tests run offline). On the H100 that would bring
 #   bs32-kv8192 fp8 from 71% to 72-74% of the probe: still under 75.
+# r63b  (prepared 09:55 UTC, after r63a) On an H200: r56a's H200 part unchanged (campaign 29, the long-program A/Bs;
+#       carry [".carry/fi"], the tree slimmed: scripts/device_tree.sh). On an H100: why r63a's fused reduce lost, by
+#       the program timeline of v168 at bs32-kv8192 / 4 splits, tile reduce and fused, 4 stamped launches each.
+# Measured in r63a (H100): fused +2.4% kernel at bs32-kv8192 (67.86 -> 69.50 us), +0.8% at bs64 (116.3 -> 117.2),
+#   both rounds alike: the prediction's sign was wrong.
+# Predicted for r63b's H100 part (written before it ran): the fused merge sits at the tail, one program an element
+#   reading the element's 4 partials (16 x 512 fp32 each, 128 KB) after its own loop, where the tile reduce spreads
+#   the same merge over the whole chip and PDL hides its launch: the fused plan's makespan +2.5..+4 us (the last
+#   programs' epilogue longer by that), its time outside the split kernel -1..-2.5 us (no second kernel).
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r63a}"
+session_begin "${1:?which part: r63a, r63b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r63
 V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
@@ -30,6 +39,19 @@ r63a)
   done
   show "$S"
   ;;
-*) echo "unknown part $PART (r63a)" >&2; exit 2 ;;
+r63b)
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+      || FAILURES+=("r56a")
+  else
+    for r in tile fused; do
+      step "timeline-$r" 60 python3 scripts/probes/timeline_probe.py "$OUT/tl/$r" --formats fp8 \
+        --cases bs32-kv8192-q1-h16 --variant $V168 --num-splits 4 $([ $r = fused ] && echo --fused-reduce) \
+        --repeats 4 --seconds 0.4
+      timeline_collect "r63b-$r"  # (one run a file: the summary refuses two runs of one variant and case)
+    done
+  fi
+  ;;
+*) echo "unknown part $PART (r63a, r63b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"

@@ -54,6 +54,8 @@ def _case(case, kv_format, args, base, command, flush, rule, stamp_rows: list, c
         kw["num_splits"] = args.num_splits
     if args.steal_helpers is not None:  # (v154: helper programs per owner)
         kw["steal_helpers"] = args.steal_helpers
+    if args.fused_reduce:  # (one launch: each element's last program merges; the cost row's launches says 1)
+        kw["fused_reduce"] = True
     data = mla.generate_case(case, device=device)
     plans = {on: mla.plan(data, backend="triton", kv_format=kv_format, graph=False, timeline=on, **kw)
              for on in (False, True)}
@@ -111,6 +113,9 @@ def main(argv=None) -> int:
     ap.add_argument("--num-splits", type=int, default=None, help="the plan's split count (default: its own)")
     ap.add_argument("--steal-helpers", type=float, default=None,
                     help="work-stealing variants (v154): helper programs per owner (default: the variant's)")
+    ap.add_argument("--fused-reduce", action="store_true",
+                    help="the one-launch fused reduce (default: the plan's own); name --variant and --num-splits too, "
+                         "since a reduce given by hand turns off the default call's kernel rules")
     ap.add_argument("--repeats", type=int, default=20, help="stamped launches per case and format")
     ap.add_argument("--seconds", type=float, default=0.5, help="kernel-mode window per cost row")
     ap.add_argument("--flush", default="write", choices=("write", "read"),
