@@ -795,6 +795,46 @@ def round62_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
     return same.drop(columns="variant"), geo
 
 
+ROUND63_RUN = {  # round 63 (docs/notes-triton.md, "Round 63"): fp8 v168's two reduces on an H100
+    "ab": "measured/h100/issue10/fused-tma-r63a.csv",  # tile reduce / fused, bs32 (4 splits) / bs64 (2), two rounds
+    "timelines": {"tile": ("measured/h100/issue10/timeline-r63b-tile.csv.gz",  # bs32-kv8192, 4 splits
+                           "measured/h100/issue10/timeline-cost-r63b-tile.csv"),
+                  "fused": ("measured/h100/issue10/timeline-r63b-fused.csv.gz",
+                            "measured/h100/issue10/timeline-cost-r63b-fused.csv")}}
+ROUND63_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63a (an H100)",
+               "MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63b (its H100 part)"]
+
+
+def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(A/B, phases) of round 63: fp8 v168 with its splits merged by the separate tile reduce (two launches, the
+    default) or by the one-launch fused reduce (each element's last program merges). A/B: one row per bench run (a
+    round: both reduces, same process, same read probe) and case, with each reduce's kernel- and fresh-mode time,
+    ``kernel_pct`` / ``fresh_pct`` (fused over tile, %), the run's ``read_gbs`` and the tile reduce's
+    ``tile_pct_read`` (issue 10's measure). Only rows whose check passed. Phases: :func:`_timeline_phases` of the two
+    timelines at bs32-kv8192, ``reduce`` naming each. ``run`` maps "ab" to a path and "timelines" to {reduce:
+    (stamps, cost)} under data/ (default :data:`ROUND63_RUN`); None when a file is missing."""
+    run = ROUND63_RUN if run is None else run
+    tls = {k: tuple(DATA / p for p in v) for k, v in run["timelines"].items()}
+    if not (DATA / run["ab"]).exists() or not all(p.exists() for t in tls.values() for p in t):
+        return None
+    d = pd.read_csv(DATA / run["ab"])
+    d = d[(d["status"] == "ok") & d["check_ok"].astype(bool)]
+    d = d.assign(reduce=["fused" if json.loads(c)["fused_reduce"] else "tile" for c in d["plan_config"]])
+    rows = []
+    for (rid, case), g in d.groupby(["run_id", "case"], sort=False):
+        r = g.set_index("reduce")
+        if not {"tile", "fused"} <= set(r.index):
+            continue
+        rows.append(dict(run_id=rid, case=case, splits=json.loads(r.loc["tile", "plan_config"])["num_splits"],
+                         tile_us=r.loc["tile", "kernel_median_us"], fused_us=r.loc["fused", "kernel_median_us"],
+                         kernel_pct=100 * (r.loc["fused", "kernel_median_us"] / r.loc["tile", "kernel_median_us"] - 1),
+                         fresh_pct=100 * (r.loc["fused", "fresh_median_us"] / r.loc["tile", "fresh_median_us"] - 1),
+                         read_gbs=r.loc["tile", "read_gbs"], tile_pct_read=r.loc["tile", "kernel_pct_read_bw"],
+                         source_csv=run["ab"]))
+    ph = _timeline_phases(list(tls.values())).assign(reduce=list(tls))
+    return pd.DataFrame(rows), ph
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
