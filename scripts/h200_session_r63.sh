@@ -23,9 +23,16 @@
 #   reading the element's 4 partials (16 x 512 fp32 each, 128 KB) after its own loop, where the tile reduce spreads
 #   the same merge over the whole chip and PDL hides its launch: the fused plan's makespan +2.5..+4 us (the last
 #   programs' epilogue longer by that), its time outside the split kernel -1..-2.5 us (no second kernel).
+# r63c  (prepared 10:05 UTC, after r63b) On an H200: r56a's H200 part, as r63b. On an H100: how much issue 10's read
+#       share moves with the read probe alone: the default fp8 call at bs32 / bs64-kv8192 in 4 bench processes on one
+#       card, each with its own probe (r63a's two processes read 3130 and 3006 GB/s a minute apart, so the same
+#       67.9-us kernel was 71.6% and 74.6% of its probe).
+# Predicted for r63c's H100 part (written before it ran): the probe spans 3000-3140 GB/s (+-2.5%) across the 4
+#   processes while the kernel times stay within +-0.5%, so fp8 at bs32-kv8192 reads 71-75% of its probe and at bs64
+#   82-85%: a same-card spread of ~4 points, as wide as the gap to the 75% target at bs32.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r63a, r63b}"
+session_begin "${1:?which part: r63a, r63b, r63c}"
 export TRITON_CACHE_DIR=/tmp/tcache-r63
 V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
@@ -52,6 +59,19 @@ r63b)
     done
   fi
   ;;
-*) echo "unknown part $PART (r63a, r63b)" >&2; exit 2 ;;
+r63c)
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+      || FAILURES+=("r56a")
+  else
+    S=$OUT/probe-spread-r63c.csv
+    for r in 1 2 3 4; do
+      step "default-$r" 60 python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 \
+        --cases bs32-kv8192-q1-h16,bs64-kv8192-q1-h16 --out $S --append
+    done
+    show "$S"
+  fi
+  ;;
+*) echo "unknown part $PART (r63a, r63b, r63c)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
