@@ -795,27 +795,33 @@ def round62_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
     return same.drop(columns="variant"), geo
 
 
-ROUND63_RUN = {  # round 63 (docs/notes-triton.md, "Round 63"): fp8 v168's two reduces on an H100
+ROUND63_RUN = {  # round 63 (docs/notes-triton.md, "Round 63"): fp8 v168's two reduces on an H100, the probe's spread
     "ab": "measured/h100/issue10/fused-tma-r63a.csv",  # tile reduce / fused, bs32 (4 splits) / bs64 (2), two rounds
+    "spread": "measured/h100/issue10/probe-spread-r63c.csv",  # the default fp8 call in 4 processes, one card
     "timelines": {"tile": ("measured/h100/issue10/timeline-r63b-tile.csv.gz",  # bs32-kv8192, 4 splits
                            "measured/h100/issue10/timeline-cost-r63b-tile.csv"),
                   "fused": ("measured/h100/issue10/timeline-r63b-fused.csv.gz",
                             "measured/h100/issue10/timeline-cost-r63b-fused.csv")}}
 ROUND63_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63a (an H100)",
-               "MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63b (its H100 part)"]
+               "MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63b (its H100 part)",
+               "MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63c (its H100 part)"]
 
 
-def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(A/B, phases) of round 63: fp8 v168 with its splits merged by the separate tile reduce (two launches, the
+def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """(A/B, phases, spread) of round 63: fp8 v168 with its splits merged by the separate tile reduce (two launches, the
     default) or by the one-launch fused reduce (each element's last program merges). A/B: one row per bench run (a
     round: both reduces, same process, same read probe) and case, with each reduce's kernel- and fresh-mode time,
     ``kernel_pct`` / ``fresh_pct`` (fused over tile, %), the run's ``read_gbs`` and the tile reduce's
     ``tile_pct_read`` (issue 10's measure). Only rows whose check passed. Phases: :func:`_timeline_phases` of the two
-    timelines at bs32-kv8192, ``reduce`` naming each. ``run`` maps "ab" to a path and "timelines" to {reduce:
-    (stamps, cost)} under data/ (default :data:`ROUND63_RUN`); None when a file is missing."""
+    timelines at bs32-kv8192, ``reduce`` naming each. Spread: the default fp8 call's checked rows from four bench
+    processes on one card (each its own read probe): ``run_id``, ``case``, kernel- and fresh-mode time, ``read_gbs``,
+    ``kernel_pct_read`` / ``fresh_pct_read`` (issue 10's measure), ``graph_floor_us``. ``run`` maps "ab" / "spread" to
+    paths and "timelines" to {reduce: (stamps, cost)} under data/ (default :data:`ROUND63_RUN`); None when a file is
+    missing."""
     run = ROUND63_RUN if run is None else run
     tls = {k: tuple(DATA / p for p in v) for k, v in run["timelines"].items()}
-    if not (DATA / run["ab"]).exists() or not all(p.exists() for t in tls.values() for p in t):
+    if not all((DATA / run[k]).exists() for k in ("ab", "spread")) or not all(
+            p.exists() for t in tls.values() for p in t):
         return None
     d = pd.read_csv(DATA / run["ab"])
     d = d[(d["status"] == "ok") & d["check_ok"].astype(bool)]
@@ -832,7 +838,13 @@ def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame]
                          read_gbs=r.loc["tile", "read_gbs"], tile_pct_read=r.loc["tile", "kernel_pct_read_bw"],
                          source_csv=run["ab"]))
     ph = _timeline_phases(list(tls.values())).assign(reduce=list(tls))
-    return pd.DataFrame(rows), ph
+    sp = pd.read_csv(DATA / run["spread"])
+    sp = sp[(sp["status"] == "ok") & sp["check_ok"].astype(bool)]
+    sp = sp.rename(columns={"kernel_median_us": "kernel_us", "fresh_median_us": "fresh_us",
+                            "kernel_pct_read_bw": "kernel_pct_read", "fresh_pct_read_bw": "fresh_pct_read"})
+    sp = sp[["run_id", "case", "kernel_us", "fresh_us", "read_gbs", "kernel_pct_read", "fresh_pct_read",
+             "graph_floor_us"]].assign(source_csv=run["spread"])
+    return pd.DataFrame(rows), ph, sp.reset_index(drop=True)
 
 
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
