@@ -30,9 +30,11 @@
 # Predicted for r63c's H100 part (written before it ran): the probe spans 3000-3140 GB/s (+-2.5%) across the 4
 #   processes while the kernel times stay within +-0.5%, so fp8 at bs32-kv8192 reads 71-75% of its probe and at bs64
 #   82-85%: a same-card spread of ~4 points, as wide as the gap to the 75% target at bs32.
+# r63d  (prepared 10:12 UTC) On an H200: r56a's H200 part, as r63b / r63c. On an H100: nothing (r63a-c ran there);
+#       it prints the card and stops, so that a call which gets an H100 costs only its start.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r63a, r63b, r63c}"
+session_begin "${1:?which part: r63a-d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r63
 V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
@@ -72,6 +74,14 @@ r63c)
     show "$S"
   fi
   ;;
-*) echo "unknown part $PART (r63a, r63b, r63c)" >&2; exit 2 ;;
+r63d)
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+      || FAILURES+=("r56a")
+  else
+    say "an H100, not an H200: nothing queued for it (r63a-c ran on H100s)"
+  fi
+  ;;
+*) echo "unknown part $PART (r63a-d)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
