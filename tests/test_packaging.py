@@ -59,3 +59,43 @@ def test_scripts_index_names_every_script_and_only_scripts_that_exist():
     unnamed = [f for f in files if f not in named and not any(fnmatch.fnmatch(f, g) for g in globs)]
     stale = [n for n in named - globs if not ((ROOT / "scripts" / n).is_file() or (ROOT / n).is_file())]
     assert len(files) > 40 and not unnamed and not stale, (unnamed, stale)
+
+
+def test_device_tree_slim_deletes_only_its_paths_and_restore_brings_them_back(tmp_path):
+    """scripts/device_tree.sh (round 63: the tree and the FlashInfer carry no longer fit one device call): `slim` deletes
+    the tracked figures and notebook snapshots and nothing else, refuses a tree with changes under them, and `restore`
+    brings them back from git."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    repo = tmp_path / "repo"
+    keep = ["mla/x.py", "data/measured/h200/a.csv", "notebooks/n.ipynb"]
+    slim = ["figures/f.png", "data/measured/h200/live-2026-12-01/notebooks/n.ipynb"]
+    for rel in keep + slim:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(rel)
+    (repo / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "device_tree.sh", repo / "scripts" / "device_tree.sh")
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "-A"], cwd=repo, check=True)
+    subprocess.run(git + ["commit", "-qm", "x"], cwd=repo, check=True)
+
+    def tree(cmd):
+        return subprocess.run(["bash", "scripts/device_tree.sh", cmd], cwd=repo, capture_output=True, text=True)
+
+    (repo / "figures/f.png").write_text("changed")
+    r = tree("slim")
+    assert r.returncode == 2 and "uncommitted" in r.stderr and (repo / "figures/f.png").exists()
+    subprocess.run(["git", "checkout", "--", "figures"], cwd=repo, check=True)
+    r = tree("slim")
+    assert r.returncode == 0, r.stderr
+    assert not any((repo / rel).exists() for rel in slim) and all((repo / rel).exists() for rel in keep)
+    assert "MiB" in r.stdout
+    r = tree("restore")
+    assert r.returncode == 0, r.stderr
+    assert all((repo / rel).read_text() == rel for rel in keep + slim)
+    assert tree("bogus").returncode == 2
