@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 63 (prepared 2026-12-07 ~09:45 UTC, after r56a's H100 part ran at 09:38): the fp8 TMA-tile kernel's reduce.
+# Round 63 (r63a committed 2026-12-07 09:42 UTC, after r56a's H100 part ran at 09:38; times are the commits'): the fp8 TMA-tile kernel's reduce.
 #   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r63.sh r63a   (no carry)
 # r63a  On any card: v168 (the fp8 default at bs32 / bs64-kv8192, round 54) with its splits merged by the separate
 #       tile reduce (the default: a second kernel, launched by PDL "late") against the one-launch fused reduce (the
@@ -14,7 +14,7 @@
 #   within 1%; at bs64-kv8192 (2 splits, 64 tiles a program) -1..-3%. If it is >= 2% under in both rounds at both
 #   shapes, fused_by_default takes the TMA kernels too (the rule's tests run offline). On the H100 that would bring
 #   bs32-kv8192 fp8 from 71% to 72-74% of the probe: still under 75.
-# r63b  (prepared 09:55 UTC, after r63a) On an H200: r56a's H200 part unchanged (campaign 29, the long-program A/Bs;
+# r63b  (committed 09:45 UTC, after r63a ran at 09:43) On an H200: r56a's H200 part unchanged (campaign 29, the long-program A/Bs;
 #       carry [".carry/fi"], the tree slimmed: scripts/device_tree.sh). On an H100: why r63a's fused reduce lost, by
 #       the program timeline of v168 at bs32-kv8192 / 4 splits, tile reduce and fused, 4 stamped launches each.
 # Measured in r63a (H100): fused +2.4% kernel at bs32-kv8192 (67.86 -> 69.50 us), +0.8% at bs64 (116.3 -> 117.2),
@@ -23,14 +23,14 @@
 #   reading the element's 4 partials (16 x 512 fp32 each, 128 KB) after its own loop, where the tile reduce spreads
 #   the same merge over the whole chip and PDL hides its launch: the fused plan's makespan +2.5..+4 us (the last
 #   programs' epilogue longer by that), its time outside the split kernel -1..-2.5 us (no second kernel).
-# r63c  (prepared 10:05 UTC, after r63b) On an H200: r56a's H200 part, as r63b. On an H100: how much issue 10's read
+# r63c  (committed 09:51 UTC, after r63b ran at 09:47) On an H200: r56a's H200 part, as r63b. On an H100: how much issue 10's read
 #       share moves with the read probe alone: the default fp8 call at bs32 / bs64-kv8192 in 4 bench processes on one
-#       card, each with its own probe (r63a's two processes read 3130 and 3006 GB/s a minute apart, so the same
+#       card, each with its own probe (r63a's two bs32 processes read 3130 and 3006 GB/s 28 s apart, so the same
 #       67.9-us kernel was 71.6% and 74.6% of its probe).
 # Predicted for r63c's H100 part (written before it ran): the probe spans 3000-3140 GB/s (+-2.5%) across the 4
 #   processes while the kernel times stay within +-0.5%, so fp8 at bs32-kv8192 reads 71-75% of its probe and at bs64
 #   82-85%: a same-card spread of ~4 points, as wide as the gap to the 75% target at bs32.
-# r63d  (prepared 10:12 UTC) On an H200: r56a's H200 part, as r63b / r63c. On an H100: nothing (r63a-c ran there);
+# r63d  (committed 09:55 UTC, after r63c ran at 09:52) On an H200: r56a's H200 part, as r63b / r63c. On an H100: nothing (r63a-c ran there);
 #       it prints the card and stops, so that a call which gets an H100 costs only its start.
 set -u
 source scripts/_device_steps.sh

@@ -547,6 +547,7 @@ def test_committed_round_63_rows_say_what_the_notes_say():
     assert abs(bs32.tile_us.max() / bs32.tile_us.min() - 1) < 0.005  # the same kernel time ...
     assert bs32.tile_pct_read.min() < 72 and bs32.tile_pct_read.max() > 74  # ... read against two probes
     p = ph.set_index("reduce")
+    assert (p.launches["tile"], p.launches["fused"]) == (2, 1)
     assert p.makespan_us["fused"] - p.makespan_us["tile"] > 1.5
     assert p.median_epilogue_us["fused"] > p.median_epilogue_us["tile"] + 0.5
     assert 0 < p.outside_us["tile"] - p.outside_us["fused"] < 1

@@ -63,8 +63,8 @@ def test_scripts_index_names_every_script_and_only_scripts_that_exist():
 
 def test_device_tree_slim_deletes_only_its_paths_and_restore_brings_them_back(tmp_path):
     """scripts/device_tree.sh (round 63: the tree and the FlashInfer carry no longer fit one device call): `slim` deletes
-    the tracked figures and notebook snapshots and nothing else, refuses a tree with changes under them, and `restore`
-    brings them back from git."""
+    the tracked figures and notebook snapshots and nothing else, and refuses while files under them are changed or
+    untracked; `restore` brings back what slim deleted, also after the deletions were staged, and keeps an edit."""
     import shutil
 
     import pytest
@@ -73,7 +73,7 @@ def test_device_tree_slim_deletes_only_its_paths_and_restore_brings_them_back(tm
         pytest.skip("needs git")
     repo = tmp_path / "repo"
     keep = ["mla/x.py", "data/measured/h200/a.csv", "notebooks/n.ipynb"]
-    slim = ["figures/f.png", "data/measured/h200/live-2026-12-01/notebooks/n.ipynb"]
+    slim = ["figures/f.png", "figures/g.svg", "data/measured/h200/live-2026-12-01/notebooks/n.ipynb"]
     for rel in keep + slim:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(rel)
@@ -87,15 +87,38 @@ def test_device_tree_slim_deletes_only_its_paths_and_restore_brings_them_back(tm
     def tree(cmd):
         return subprocess.run(["bash", "scripts/device_tree.sh", cmd], cwd=repo, capture_output=True, text=True)
 
+    def present():
+        return {rel for rel in keep + slim if (repo / rel).exists()}
+
     (repo / "figures/f.png").write_text("changed")
     r = tree("slim")
-    assert r.returncode == 2 and "uncommitted" in r.stderr and (repo / "figures/f.png").exists()
+    assert r.returncode == 2 and "figures/f.png" in r.stderr and present() == set(keep + slim)
     subprocess.run(["git", "checkout", "--", "figures"], cwd=repo, check=True)
+    (repo / "figures/stray.png").write_text("untracked")
+    r = tree("slim")
+    assert r.returncode == 2 and "figures/stray.png" in r.stderr and present() == set(keep + slim)
+    (repo / "figures/stray.png").unlink()
+
     r = tree("slim")
     assert r.returncode == 0, r.stderr
-    assert not any((repo / rel).exists() for rel in slim) and all((repo / rel).exists() for rel in keep)
-    assert "MiB" in r.stdout
+    assert present() == set(keep) and "MiB" in r.stdout
     r = tree("restore")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0 and "restored 3 files" in r.stdout, r.stdout + r.stderr
     assert all((repo / rel).read_text() == rel for rel in keep + slim)
+
+    # deletions staged while slim (a commit of other work in between), and a figure regenerated since: restore brings
+    # the staged ones back and leaves the regenerated one as it is
+    assert tree("slim").returncode == 0
+    subprocess.run(git + ["add", "-A"], cwd=repo, check=True)
+    (repo / "figures/g.svg").write_text("regenerated")
+    r = tree("restore")
+    assert r.returncode == 0 and "restored 2 files" in r.stdout, r.stdout + r.stderr
+    assert (repo / "figures/g.svg").read_text() == "regenerated"
+    assert all((repo / rel).read_text() == rel for rel in keep + slim if rel != "figures/g.svg")
+    # the whole suite's scope: the notebook snapshots only (the suite reads the figures README cites)
+    subprocess.run(["git", "checkout", "HEAD", "--", "figures"], cwd=repo, check=True)
+    r = subprocess.run(["bash", "scripts/device_tree.sh", "slim", "snapshots"], cwd=repo, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert present() == set(keep + slim) - {"data/measured/h200/live-2026-12-01/notebooks/n.ipynb"}
+    assert "restored 1 files" in tree("restore").stdout and present() == set(keep + slim)
     assert tree("bogus").returncode == 2

@@ -813,7 +813,7 @@ def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
     round: both reduces, same process, same read probe) and case, with each reduce's kernel- and fresh-mode time,
     ``kernel_pct`` / ``fresh_pct`` (fused over tile, %), the run's ``read_gbs`` and the tile reduce's
     ``tile_pct_read`` (issue 10's measure). Only rows whose check passed. Phases: :func:`_timeline_phases` of the two
-    timelines at bs32-kv8192, ``reduce`` naming each. Spread: the default fp8 call's checked rows from four bench
+    timelines at bs32-kv8192, ``reduce`` naming each and ``launches`` its cost row's launch count. Spread: the default fp8 call's checked rows from four bench
     processes on one card (each its own read probe): ``run_id``, ``case``, kernel- and fresh-mode time, ``read_gbs``,
     ``kernel_pct_read`` / ``fresh_pct_read`` (issue 10's measure), ``graph_floor_us``. ``run`` maps "ab" / "spread" to
     paths and "timelines" to {reduce: (stamps, cost)} under data/ (default :data:`ROUND63_RUN`); None when a file is
@@ -837,7 +837,9 @@ def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
                          fresh_pct=100 * (r.loc["fused", "fresh_median_us"] / r.loc["tile", "fresh_median_us"] - 1),
                          read_gbs=r.loc["tile", "read_gbs"], tile_pct_read=r.loc["tile", "kernel_pct_read_bw"],
                          source_csv=run["ab"]))
-    ph = _timeline_phases(list(tls.values())).assign(reduce=list(tls))
+    # (each cost row's launches says which reduce ran: 2 the tile reduce's, 1 the fused one's)
+    ph = _timeline_phases(list(tls.values())).assign(
+        reduce=list(tls), launches=[int(pd.read_csv(c)["launches"].iloc[0]) for _, c in tls.values()])
     sp = pd.read_csv(DATA / run["spread"])
     sp = sp[(sp["status"] == "ok") & sp["check_ok"].astype(bool)]
     sp = sp.rename(columns={"kernel_median_us": "kernel_us", "fresh_median_us": "fresh_us",
