@@ -178,3 +178,16 @@ def test_cli_judges_a_campaign_of_another_device_by_its_own_floors(capsys):
     assert f"{log}: not a result CSV" in capsys.readouterr().err
     assert main(["report", "--targets", h200]) == 0
     assert "these rows ran on" not in capsys.readouterr().err
+
+
+def test_the_read_share_line_names_the_probe_it_was_read_against(rows):
+    """The read share is kernel time against the run's own read probe, which moves between runs (round 63: 2.9% across
+    four processes on one H100), so the line says which probe: one value, or the range when the rows' runs differ."""
+    board, its = _board(rows)
+    rs = its[its.target == "read-share"]
+    line = board.loc["read-share", "measured"]
+    lo, hi = rs.probe_gbs.min(), rs.probe_gbs.max()
+    assert lo > 1000 and (f"probe {lo:.0f} GB/s" in line if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f}" in line)
+    moved = _set(rows, "bs32-kv8192-q1-h16", "fp8", read_gbs=lo * 0.97)
+    line = targets.scoreboard(targets.items(moved)).set_index("target").loc["read-share", "measured"]
+    assert f"probes {lo * 0.97:.0f}-{hi:.0f} GB/s" in line
