@@ -38,6 +38,12 @@ session_begin "${1:?which part: r63a-d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r63
 V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
+# On an H200, r56a's H200 part (campaign 29, the A/Bs) with the budget left; false on any other card
+r56a_on_h200() {
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || return 1
+  OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+    || FAILURES+=("r56a")
+}
 case $PART in
 r63a)
   S=$OUT/fused-tma-r63a.csv
@@ -49,10 +55,7 @@ r63a)
   show "$S"
   ;;
 r63b)
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-      || FAILURES+=("r56a")
-  else
+  if ! r56a_on_h200; then
     for r in tile fused; do
       step "timeline-$r" 60 python3 scripts/probes/timeline_probe.py "$OUT/tl/$r" --formats fp8 \
         --cases bs32-kv8192-q1-h16 --variant $V168 --num-splits 4 $([ $r = fused ] && echo --fused-reduce) \
@@ -62,10 +65,7 @@ r63b)
   fi
   ;;
 r63c)
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-      || FAILURES+=("r56a")
-  else
+  if ! r56a_on_h200; then
     S=$OUT/probe-spread-r63c.csv
     for r in 1 2 3 4; do
       step "default-$r" 60 python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 \
@@ -75,10 +75,7 @@ r63c)
   fi
   ;;
 r63d)
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-      || FAILURES+=("r56a")
-  else
+  if ! r56a_on_h200; then
     say "an H100, not an H200: nothing queued for it (r63a-c ran on H100s)"
   fi
   ;;
