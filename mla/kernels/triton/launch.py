@@ -157,7 +157,9 @@ def choose_num_splits(batch_size: int, max_kv_len: int, num_head_groups: int, nu
 # tile reduce only on generation 2's fp8 kernel with few, long splits (bs32-kv8192 8 x 1024 tokens:
 # 91.0 -> 80.4 us; bs64-kv8192 4 x 2048: 157.9 -> 129.6 us). It lost wherever one program merges
 # many or short partials (bs4, 16-64 splits: 1.4-3.3x; bs32-kv1024, 8 x 128 tokens: +18-26%) and
-# never won for bf16 (v28) or MXFP4 (v86), at any split count.
+# never won for bf16 (v28) or MXFP4 (v86), at any split count. Nor on fp8's TMA-tile default v168 (round 63, an H100,
+# data/measured/h100/issue10/fused-tma-r63a.csv): +2.4% at bs32-kv8192 (4 splits), +0.8% at bs64 (2), against the
+# tile reduce that PDL overlaps; so the rule names the swap-AB family only.
 FUSED_DEFAULT_FORMATS = ("fp8",)
 FUSED_DEFAULT_MAX_SPLITS = 8
 FUSED_DEFAULT_MIN_SPLIT_TOKENS = 1024
