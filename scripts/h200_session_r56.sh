@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Round 56 (prepared 2026-12-06 ~15:50 UTC, offline; not run): what rounds 52-55 left for the card that comes.
-#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r56.sh r56a   (carry [".carry/fi"])
+#   MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r56.sh r56a   (carry [".carry/fi"]; since round 63
+#   `bash scripts/device_tree.sh slim` before the call and `restore` after: the tree and the bundle exceed 64 MiB)
 # r56a  On an H200: campaign 29 (the default call of rounds 52-55 - fp8 v160 / v168 / v169, MXFP4 v159 / v170 - with
 #       FlashInfer beside it), the first H200 run of those defaults and the leaderboard candidate; then the two
 #       long-program A/Bs that made them, on this card: the fp8 default call with / without the TMA rule (kv_tma=None
