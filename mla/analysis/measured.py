@@ -813,8 +813,9 @@ def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
     round: both reduces, same process, same read probe) and case, with each reduce's kernel- and fresh-mode time,
     ``kernel_pct`` / ``fresh_pct`` (fused over tile, %), the run's ``read_gbs`` and the tile reduce's
     ``tile_pct_read`` (issue 10's measure). Only rows whose check passed. Phases: :func:`_timeline_phases` of the two
-    timelines at bs32-kv8192, ``reduce`` naming each and ``launches`` its cost row's launch count. Spread: the default fp8 call's checked rows from four bench
-    processes on one card (each its own read probe): ``run_id``, ``case``, kernel- and fresh-mode time, ``read_gbs``,
+    timelines at bs32-kv8192, ``reduce`` naming each and ``launches`` its cost row's launch count. Spread: the default
+    fp8 call's checked rows from four bench processes on one card (each its own read probe): ``run_id``, ``case``,
+    kernel- and fresh-mode time, ``read_gbs``,
     ``kernel_pct_read`` / ``fresh_pct_read`` (issue 10's measure), ``graph_floor_us``. ``run`` maps "ab" / "spread" to
     paths and "timelines" to {reduce: (stamps, cost)} under data/ (default :data:`ROUND63_RUN`); None when a file is
     missing."""
