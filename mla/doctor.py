@@ -34,12 +34,13 @@ def _triton_rows() -> list[dict]:
 
     rows.append(_row("triton", OK, triton.__version__))
     interp = os.environ.get("TRITON_INTERPRET", "0") == "1"
-    rows.append(_row("triton interpreter", OK if interp or torch.cuda.is_available() else MISSING,
+    # the interpreter ships with triton: off is a switch to set, not a missing piece
+    rows.append(_row("triton interpreter", OK,
                      "TRITON_INTERPRET=1 (kernels run on the CPU)" if interp else
                      ("off: kernels compile for the GPU" if torch.cuda.is_available() else
-                      "TRITON_INTERPRET is not set, and without a GPU the triton backend runs only under the "
-                      "interpreter: set TRITON_INTERPRET=1 before triton is imported (smoke --backend triton "
-                      "sets it itself)")))
+                      "available, off: TRITON_INTERPRET is not set, and without a GPU the triton backend runs "
+                      "only under the interpreter: set TRITON_INTERPRET=1 before triton is imported (smoke "
+                      "--backend triton sets it itself)")))
     ptx_off = os.environ.get("MLA_TRITON_PTX", "1") == "0"
     rows.append(_row("triton inline PTX", NA if torch.version.hip or not torch.cuda.is_available() else OK,
                      "portable path forced (MLA_TRITON_PTX=0)" if ptx_off else
@@ -159,9 +160,11 @@ def diagnose(build: bool = False) -> list[dict]:
     rows += _triton_rows()
     rows += _rocm_rows(build)
     rows += _cuda_rows()
-    for b in backend_table():  # what `info` says: triton on a CPU is usable only with the interpreter on
-        usable = b["status"] in ("yes", "interpreter")
-        interp = " (here: under Triton's interpreter)" if b["status"] == "interpreter" else ""
+    for b in backend_table():  # what `info` says: triton on a CPU runs under the interpreter, on or off now
+        usable = b["status"] in ("yes", "interpreter", "interpreter only")
+        interp = {"interpreter": " (here: under Triton's interpreter)",
+                  "interpreter only": " (here: under Triton's interpreter, which is off: set TRITON_INTERPRET=1; "
+                                      "smoke --backend triton sets it itself)"}.get(b["status"], "")
         rows.append(_row(f"backend {b['name']}", OK if usable else MISSING,
                          b["description"] + interp if usable else b["reason"]))
     return rows

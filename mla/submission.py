@@ -291,7 +291,7 @@ def register(sub) -> None:
                         description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="triton", choices=sorted(ROOTS),
                     help="whose kernels the file carries (default: triton)")
-    ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS, help="hip: mxfp4 only")
+    ap.add_argument("--kv-format", default="mxfp4", choices=KV_FORMATS, help="hip: mxfp4 only (default: mxfp4)")
     ap.add_argument("--variant", default=None, help="kernel variant (default: the format's default)")
     ap.add_argument("--num-splits", type=int, default=None, help="fixed KV splits (default: the heuristic)")
     ap.add_argument("-o", "--output", default="submission.py",

@@ -55,7 +55,7 @@ def info_lines() -> list[str]:
     v = prov.versions()
     commit, dirty = prov.git_state()
     lines = [f"platform  {platform.platform()} ({platform.machine()}), python {v['python']}",
-             f"torch     {v['torch']} ({v['gpu_runtime']}), triton {v['triton']}",
+             f"torch     {v['torch']} (GPU runtime: {v['gpu_runtime']}), triton {v['triton']}",
              f"source    commit {commit}{' (dirty)' if dirty else ''}, source_hash {prov.source_hash()}"]
     if torch.cuda.is_available():
         lines.append(f"driver    {prov.driver_version()}")
@@ -121,15 +121,33 @@ def _mem_available_bytes() -> int | None:
     return None
 
 
+def cpu_memory_budget(max_gb: float | None) -> int | None:
+    """The host bytes one case's inputs may take on CPU: ``--max-gb``, else half of MemAvailable
+    (None: unknown, no cap). bench and smoke share it."""
+    if max_gb is not None:
+        return int(max_gb * 1e9)
+    avail = _mem_available_bytes()
+    return avail // 2 if avail else None
+
+
+def too_big_here(case, device: torch.device, max_bytes: int | None) -> str:
+    """Why ``case``'s inputs would not fit ``max_bytes`` on this CPU ('' when they fit, or on a GPU)."""
+    need = case.total_kv * CPU_BYTES_PER_KV_TOKEN
+    if device.type == "cpu" and max_bytes is not None and need > max_bytes:
+        return f"its inputs need ~{need / 1e9:.1f} GB on CPU, over the {max_bytes / 1e9:.1f} GB budget (--max-gb)"
+    return ""
+
+
 def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, max_bytes: int | None,
                 configs=({},)):
     """Split the request into what can run here and what cannot, before any input is built.
 
     Unknown names, and configs a backend does not take (``check_configs``), are a ValueError.
     Returns (runnable, skipped): runnable maps case -> [(backend, kv_format, q_format)];
-    skipped is a list of (what, why) lines. A combination is skipped when the backend cannot be
-    imported, is unavailable here, does not run on this device type, does not take the format,
-    (triton on CPU) the interpreter is off, or (CPU) the case's inputs would not fit ``max_bytes``."""
+    skipped is a list of (what, why, machine) lines. A combination is skipped when the backend cannot be
+    imported, is unavailable here, does not run on this device type, (triton on CPU) the interpreter is
+    off, or (CPU) the case's inputs would not fit ``max_bytes``: machine True, this machine is why; or
+    when the backend does not take the format: machine False, no machine would run it."""
     import itertools
     import os
 
@@ -144,31 +162,30 @@ def plan_combos(cases, backends, kv_formats, q_formats, device: torch.device, ma
         try:
             b = get_backend(name)
         except Exception as e:
-            skipped.append((name, f"cannot import: {type(e).__name__}: {e}"))
+            skipped.append((name, f"cannot import: {type(e).__name__}: {e}", True))
             continue
         avail, why = b.availability()
         if not avail:
-            skipped.append((name, f"unavailable here: {why}"))
+            skipped.append((name, f"unavailable here: {why}", True))
             continue
         if device.type not in b.devices:
-            skipped.append((name, f"runs on {'/'.join(b.devices)}, this run is on {device.type}"))
+            skipped.append((name, f"runs on {'/'.join(b.devices)}, this run is on {device.type}", True))
             continue
         if name == "triton" and device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
-            skipped.append((name, "on CPU triton is interpreter only (set TRITON_INTERPRET=1)"))
+            skipped.append((name, "on CPU triton is interpreter only (set TRITON_INTERPRET=1)", True))
             continue
         for kvf, qf in itertools.product(kv_formats, q_formats):
             if kvf not in b.kv_formats:
-                skipped.append((f"{name} kv={kvf}", f"{name} takes kv_format {','.join(b.kv_formats)}"))
+                skipped.append((f"{name} kv={kvf}", f"{name} takes kv_format {','.join(b.kv_formats)}", False))
             elif qf not in b.q_formats:
-                skipped.append((f"{name} q={qf}", f"{name} takes q_format {','.join(b.q_formats)}"))
+                skipped.append((f"{name} q={qf}", f"{name} takes q_format {','.join(b.q_formats)}", False))
             else:
                 ok_combos.append((name, kvf, qf))
     runnable = {}
     for case in cases:
-        need = case.total_kv * CPU_BYTES_PER_KV_TOKEN
-        if ok_combos and device.type == "cpu" and max_bytes is not None and need > max_bytes:
-            skipped.append((case.name, f"its inputs need ~{need / 1e9:.1f} GB on CPU, over the "
-                                       f"{max_bytes / 1e9:.1f} GB budget (--max-gb)"))
+        too_big = too_big_here(case, device, max_bytes) if ok_combos else ""
+        if too_big:
+            skipped.append((case.name, too_big, True))
             continue
         if ok_combos:
             runnable[case] = list(ok_combos)
@@ -210,17 +227,18 @@ def cmd_bench(args) -> int:
                         kernel_min_seconds=args.kernel_min_seconds, kernel_idle_ratio=args.kernel_idle_ratio)
     modes = validate_modes(args.mode or default_modes(device), device)
     backends, kv_formats, q_formats = args.backend, args.kv_format, args.q_format
-    if args.max_gb is not None:
-        max_bytes = int(args.max_gb * 1e9)
-    else:
-        avail = _mem_available_bytes()
-        max_bytes = avail // 2 if avail else None
+    max_bytes = cpu_memory_budget(args.max_gb)
     runnable, skipped = plan_combos(cases, backends, kv_formats, q_formats, device, max_bytes, configs)
-    for what, why in skipped:
+    for what, why, _ in skipped:
         print(f"skip {what}: {why}", flush=True)
     total = sum(len(c) for c in runnable.values()) * len(configs)
-    if not total:
-        raise ValueError("nothing to run: every requested (backend, format, case) is skipped (see the skip lines)")
+    if not total and not all(machine for _, _, machine in skipped):  # a backend/format pair that runs nowhere
+        raise ValueError("nothing to run: every requested (backend, format, case) is skipped, and some because "
+                         "a backend does not take the format (see the skip lines)")
+    if not total:  # a valid request this machine cannot run: the epilog's "none measured", not a bad request
+        print("note: nothing measured: this machine cannot run any requested row (" +
+              "; ".join(f"{what}: {why}" for what, why, _ in skipped) + ")", file=sys.stderr)
+        return 1
 
     run_id = prov.new_run_id(device)
     out = Path(args.out) if args.out else default_out(device, run_id, args.write)
@@ -294,6 +312,8 @@ def cmd_report(args) -> int:
         raise ValueError("--device picks the manifest's folder under data/measured/; with files it does nothing: "
                          "drop it (the files' rows name their device)")
     args.device = args.device or "h200"
+    if args.manifest or not args.files:  # before the manifest is read: a typo would end as "no rows"
+        _check_measured_device(args.device)
     if args.purpose:  # before any file is read: a typo would otherwise end as "no rows left"
         from ..analysis.manifest import PURPOSES
 
@@ -338,6 +358,18 @@ def cmd_report(args) -> int:
     else:
         print_compact(df, modes=args.mode)
     return 0
+
+
+def _check_measured_device(device: str) -> None:
+    """A ValueError naming the devices measured (data/measured/<device>/ folders with CSVs) unless
+    ``device`` is one of them."""
+    from ..analysis.measured import DATA
+
+    root = DATA / "measured"
+    have = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.csv"))) if root.is_dir() else []
+    if device not in have:
+        raise ValueError(f"--device {device}: no results in {root / device}; devices measured: "
+                         f"{', '.join(have) or 'none'}")
 
 
 def _report_targets(args) -> int:
@@ -403,10 +435,12 @@ def _report_targets(args) -> int:
 
 
 BENCH_EPILOG = ("Before anything runs, an unknown case, backend or format, or a --config / --sweep key or value "
-                "a backend does not take, is an error (exit 2); a backend, format or case that cannot run on "
-                "this machine is a 'skip' line. Exit status: 0 when at least one row was measured; 1 when none "
-                "was (every row unsupported for its case, failed its check or errored), or with --strict when "
-                "any row failed or errored; 2 for a bad request.")
+                "a backend does not take, is an error (exit 2); a backend or case that cannot run on this "
+                "machine, or a format a backend does not take, is a 'skip' line. Exit status: 0 when at least "
+                "one row was measured; 1 when none was (every row skipped because of this machine, unsupported "
+                "for its case, failed its check or errored), or with --strict when any row failed or errored; "
+                "2 for a bad request (also when every row is skipped and a skip is a format its backend does "
+                "not take).")
 
 
 def register(sub) -> None:

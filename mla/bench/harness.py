@@ -95,7 +95,15 @@ def resolve_cases(spec: Iterable[str] | str) -> list[P.Case]:
         spec = [s for s in spec.split(",") if s]
     cases: list[P.Case] = []
     for item in spec:
-        cases += list(P.get_cases(item)) if item in P.CASE_SETS else [P.case_from_name(item)]
+        if item in P.CASE_SETS:
+            cases += P.get_cases(item)
+            continue
+        try:
+            cases.append(P.case_from_name(item))
+        except ValueError as e:  # a misspelt set name reads as a bad case name: name the sets too
+            if not str(e).startswith("cannot parse"):  # (a name that parsed: its value is what is wrong)
+                raise
+            raise ValueError(f"{e}, or a case set: {', '.join(P.CASE_SETS)}") from None
     if not cases:
         raise ValueError("no cases selected")
     return cases
