@@ -509,3 +509,24 @@ def test_kernel_mode_paces_its_samples_by_the_idle_ratio_and_says_so(fake_cuda, 
 def test_stopping_rule_rejects_a_bad_idle_ratio(ratio):
     with pytest.raises(ValueError, match="kernel_idle_ratio"):
         StoppingRule(kernel_idle_ratio=ratio)
+
+
+# --- the compact report's entries ----------------------------------------------------------------
+def _report_rows(records):
+    base = dict(backend="triton", kv_format="fp8", q_format="bf16", config="{}", status="ok",
+                timestamp_utc="2026-12-07T00:00:00Z")
+    return pd.DataFrame([{**base, **r} for r in records])
+
+
+def test_the_default_calls_per_shape_kernels_are_one_entry_and_a_variant_sweep_stays_apart():
+    from mla.bench.report import compact_frame
+    # the default call picks its kernel per shape: one entry, geomean over both cases
+    default = _report_rows([dict(case="a", variant="v1", cold_median_us=4.0),
+                            dict(case="b", variant="v2", cold_median_us=16.0)])
+    t = compact_frame(default, "cold")
+    assert list(t.columns) == ["triton fp8"]
+    assert t.loc["geomean (cases)", "triton fp8"] == "8.0 (2/2)"
+    # two variants on the same case are a sweep: each its own entry
+    sweep = _report_rows([dict(case="a", variant="v1", cold_median_us=4.0),
+                          dict(case="a", variant="v2", cold_median_us=16.0)])
+    assert sorted(compact_frame(sweep, "cold").columns) == ["triton fp8 v1", "triton fp8 v2"]

@@ -88,10 +88,13 @@ ENTRY_PARTS = ["backend", "kv_format", "q_format", "variant", "config"]
 
 
 def entry_labels(df: pd.DataFrame) -> pd.Series:
-    """One short label per row: ``backend kv_format`` plus the parts of ENTRY_PARTS that vary
-    within that backend and format (e.g. ``triton fp8 num_splits: 4``), so a sweep stays apart."""
+    """One short label per row: ``backend kv_format`` plus the parts of ENTRY_PARTS that tell apart
+    rows of one case within that backend and format (e.g. ``triton fp8 num_splits: 4``), so a sweep
+    stays apart. A part that varies only from case to case (the default call's kernel, which it picks
+    per shape) is left out: the default call is one entry, as the README's table counts it."""
+    key = ["backend", "kv_format", "case"]
     extra = [c for c in ENTRY_PARTS[2:] if c in df
-             and (df.groupby(["backend", "kv_format"])[c].nunique(dropna=False) > 1).any()]
+             and (df.groupby(key)[c].nunique(dropna=False) > 1).any()]
     lab = df[["backend", "kv_format"] + extra].astype(str).agg(" ".join, axis=1)
     lab = lab.str.replace(r'[{}"]', "", regex=True).str.replace(r"graph: true,? ?", "", regex=True)
     return lab.str.replace(r"\s*,?\s*$", "", regex=True)
