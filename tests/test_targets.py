@@ -191,3 +191,69 @@ def test_the_read_share_line_names_the_probe_it_was_read_against(rows):
     moved = _set(rows, "bs32-kv8192-q1-h16", "fp8", read_gbs=lo * 0.97)
     line = targets.scoreboard(targets.items(moved)).set_index("target").loc["read-share", "measured"]
     assert f"probes {lo * 0.97:.0f}-{hi:.0f} GB/s" in line
+
+
+def _h100_manifest(tmp_path, monkeypatch, *csvs):
+    """data/manifest.toml as it is, plus [[run]] leaderboard entries for the H100 runs in ``csvs``
+    (data/measured/h100/ file names), made the manifest every loader reads."""
+    runs = []
+    for name in csvs:
+        r = load_results(str(ROOT / "data/measured/h100" / name))
+        backend = str(r["backend"].iloc[0])
+        for rid in dict.fromkeys(r["run_id"]):
+            runs.append(f'\n[[run]]\ndevice = "h100"\nrun_id = "{rid}"\npurpose = "leaderboard"\n'
+                        f'backend = "{backend}"\n')
+    p = tmp_path / "manifest.toml"
+    p.write_text((ROOT / "data/manifest.toml").read_text() + "".join(runs))
+    monkeypatch.setattr(manifest, "default_path", lambda: p)
+    return manifest.load(p)
+
+
+def test_cli_device_path_judges_one_campaign_or_refuses(capsys):
+    """``report --targets --device h100``: the manifest lists no H100 leaderboard run, so there is no campaign to
+    judge; it used to read every current H100 row (four runs of three commits: issue 9's accuracy "missed" where
+    campaign 30 alone says "met", and no H100 note). It refuses now, naming the campaign files to pass instead."""
+    from mla.cli import main
+
+    assert not manifest.load().run_ids("h100", "leaderboard")  # the premise: no H100 leaderboard run listed
+    assert main(["report", "--targets", "--device", "h100"]) == 2
+    err = capsys.readouterr().err
+    assert "lists none for 'h100'" in err
+    assert "python -m mla report --targets data/measured/h100/campaign30-*.csv" in err
+    with pytest.raises(ValueError, match="nor does data/measured/nosuchdevice/ hold a whole campaign"):
+        targets.manifest_campaign("nosuchdevice")  # (no alternative to name)
+    # the alternative it names gives its verdict: campaign 30 meets issue 9's accuracy target
+    files = sorted(str(p) for p in (ROOT / "data/measured/h100").glob("campaign30-*.csv"))
+    camp = targets.campaign(pd.concat([load_results(f) for f in files], ignore_index=True))
+    assert targets.scoreboard(targets.items(camp.rows)).set_index("target").loc["accuracy", "status"] == "met"
+    assert camp.commit == "2fee4a0" and "NVIDIA H100" in camp.note
+    # the H200's manifest runs: one campaign (campaign 23), judged, no note
+    assert main(["report", "--targets", "--device", "h200"]) == 0
+    assert "these rows ran on" not in capsys.readouterr().err
+    h200 = targets.manifest_campaign("h200")
+    assert h200.commit == "395bbf8" and h200.note is None and set(h200.rows.backend) == {"triton", "flashinfer"}
+
+
+def test_manifest_path_applies_the_files_checks(tmp_path, monkeypatch, capsys):
+    """The manifest's runs pass the same checks as campaign files (targets.campaign): listed runs of two commits are
+    refused, one campaign's runs give the files' verdicts, with the note that they ran on an H100."""
+    from mla.cli import main
+
+    man = _h100_manifest(tmp_path, monkeypatch, "campaign28-triton.csv", "campaign30-flashinfer.csv")
+    with pytest.raises(ValueError, match=r"one campaign \(one commit\); the manifest's h100 leaderboard runs .* "
+                                         r"hold rows of 2 commits \(2fee4a0, c2e354f\)"):
+        targets.manifest_campaign("h100", man)
+    assert main(["report", "--targets", "--device", "h100"]) == 2
+    assert "hold rows of 2 commits (2fee4a0, c2e354f): list one campaign's leaderboard runs" in capsys.readouterr().err
+
+    _h100_manifest(tmp_path, monkeypatch, "campaign30-triton.csv", "campaign30-flashinfer.csv")
+    assert main(["report", "--targets", "--device", "h100", "--markdown"]) == 0
+    cap = capsys.readouterr()
+    assert "these rows ran on NVIDIA H100 80GB HBM3" in cap.err
+    files = [str(ROOT / f"data/measured/h100/campaign30-{b}.csv") for b in ("triton", "flashinfer")]
+    assert main(["report", "--targets", "--markdown", *files]) == 0
+    by_files = capsys.readouterr()
+    assert "these rows ran on NVIDIA H100 80GB HBM3" in by_files.err
+    head = lambda out: out.strip().splitlines()[:-1]  # noqa: E731 (the last line names the command)
+    assert head(cap.out) == head(by_files.out)
+    assert cap.out.strip().endswith("`python -m mla report --targets --device h100` prints this table from them.")

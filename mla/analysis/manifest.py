@@ -46,7 +46,8 @@ class Manifest:
         if purpose is not None:
             r = r[r.purpose == purpose]
         if backend is not None:
-            r = r[r.backend.str.split(",").map(lambda bs: backend in bs)]
+            # (bool dtype: an empty object Series would index columns, leaving no run_id column)
+            r = r[r.backend.map(lambda bs: backend in str(bs).split(",")).astype(bool)]
         return list(r.run_id)
 
     def bandwidth_run(self, device: str = "h200") -> str | None:

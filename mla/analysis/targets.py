@@ -18,6 +18,8 @@ when none is, else ``partial``. The definitions, as the issues state them and th
 
 from __future__ import annotations
 
+import glob
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -33,6 +35,8 @@ TINY = "bs4-kv1024-q1-h16"
 # where the host's share of a call is largest (notebook 05 section 3 reads them)
 SMALL_SHAPES = (TINY, *SMALL)
 FORMATS = ("bf16", "fp8", "mxfp4")
+JUDGED_BACKENDS = ("triton", "flashinfer")  # the backends :func:`items` reads (FlashInfer beside the geomean)
+ISSUES_DEVICE = "NVIDIA H200"  # the device the issues state their targets on
 ITEM_COLUMNS = ("issue", "target", "case", "kv_format", "mode", "value", "op", "limit", "unit", "met", "run_id",
                 "git_commit", "floor_us", "probe_gbs")
 
@@ -184,6 +188,99 @@ def items(rows: pd.DataFrame | None) -> pd.DataFrame | None:
                 if item is not None:
                     out.append(dict(item, met=None))  # beside the target, not part of it
     return pd.DataFrame([o for o in out if o is not None], columns=list(ITEM_COLUMNS))
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One campaign's rows, checked by :func:`campaign` for :func:`items`: the rows, the GPU and (short) commit they
+    name (None where the rows name none: an older schema) and what they are (for messages)."""
+    rows: pd.DataFrame
+    device: str | None
+    commit: str | None
+    what: str
+
+    @property
+    def note(self) -> str | None:
+        """The line to print beside the verdicts (stderr) where the rows ran on another GPU than the issues'."""
+        if self.device is None or self.device == ISSUES_DEVICE:
+            return None
+        return (f"note: the issues state these targets on an H200; these rows ran on {self.device} "
+                "(each floor is its own run's)")
+
+
+def campaign(rows: pd.DataFrame | None, what: str = "these files", fix: str = "pass one campaign's files") -> Campaign:
+    """``rows`` as one campaign the targets can judge, or ValueError: the rows of one device, of one commit (the
+    latest row per key would otherwise mix, or drop, campaigns silently) and with a default-config Triton row at
+    each of the 8 leaderboard shapes (an A/B or sweep file is not a campaign: its absent shapes would count as
+    misses). ``what`` names the rows in the messages, ``fix`` says what to do about two commits. Both ways of
+    ``python -m mla report --targets`` (campaign files, the manifest's runs: :func:`manifest_campaign`) pass here."""
+    if rows is None or rows.empty:
+        raise ValueError(f"--targets: no rows in {what}")
+    devices = sorted(rows["device"].dropna().astype(str).unique()) if "device" in rows else []
+    if len(devices) > 1:
+        raise ValueError(f"--targets judges one device's rows; {what} hold {', '.join(devices)}")
+    commits = sorted(rows["git_commit"].dropna().astype(str).str[:7].unique()) if "git_commit" in rows else []
+    if len(commits) > 1:
+        raise ValueError(f"--targets judges one campaign (one commit); {what} hold rows of "
+                         f"{len(commits)} commits ({', '.join(commits)}): {fix}")
+    have = set(leaderboard_default(rows)["case"])
+    missing = [c for c in measured.LEADERBOARD_CASES if c not in have]
+    if missing:
+        raise ValueError(f"--targets judges a whole campaign: {what} have no default-config Triton row at "
+                         f"{len(missing)} of the 8 leaderboard shapes ({', '.join(missing)})")
+    return Campaign(rows, devices[0] if devices else None, commits[0] if commits else None, what)
+
+
+def newest_campaign_files(device: str = "h200") -> str | None:
+    """The glob of the newest campaign under data/measured/<device>/ (``.../campaign<N>-*.csv``) whose files
+    :func:`campaign` accepts, or None: the alternative to name where the manifest lists no leaderboard run."""
+    from ..bench.schema import load_results
+
+    folder = measured.DATA / "measured" / device
+    nums = sorted({int(m.group(1)) for f in folder.glob("campaign*-*.csv")
+                   if (m := re.fullmatch(r"campaign(\d+)-.+\.csv", f.name))}, reverse=True)
+    for n in nums:
+        pattern = f"{measured._rel(folder)}/campaign{n}-*.csv"
+        try:
+            files = sorted(glob.glob(str(folder / f"campaign{n}-*.csv")))
+            campaign(pd.concat([load_results(f) for f in files], ignore_index=True))
+        except (ValueError, OSError):
+            continue
+        return pattern
+    return None
+
+
+def manifest_campaign(device: str = "h200", man=None) -> Campaign:
+    """The campaign ``python -m mla report --targets [--device D]`` judges: the rows of the manifest's leaderboard
+    runs for ``device`` of the backends the targets read (:data:`JUDGED_BACKENDS`), checked as campaign files are
+    (:func:`campaign`). Where the manifest lists no such run for ``device`` this refuses, naming the newest
+    campaign's files to judge instead, rather than read every current row of the device (several campaigns of
+    several commits: :func:`mla.analysis.manifest.rows`' fallback, right for tables, wrong for a verdict). Without a
+    manifest (a fixture tree) the device's current rows are the campaign, if they pass the same checks."""
+    from . import manifest
+
+    man = man if man is not None else manifest.load()
+    if man is None:
+        rows = manifest.rows(device, "leaderboard")
+        what = f"the rows under data/measured/{device}/ (no manifest)"
+        fix = "keep one campaign's files there, or pass one campaign's files"
+    else:
+        ids = list(dict.fromkeys(r for b in JUDGED_BACKENDS for r in man.run_ids(device, "leaderboard", backend=b)))
+        if not ids:
+            alt = newest_campaign_files(device)
+            head = (f"--targets judges one campaign: the manifest's leaderboard runs of a device, and "
+                    f"{measured._rel(man.path)} lists none for {device!r}")
+            if alt is None:
+                raise ValueError(f"{head}, nor does {measured._rel(measured.DATA / 'measured' / device)}/ hold a "
+                                 "whole campaign to judge instead (campaign<N>-*.csv files of one commit with a "
+                                 "default-config Triton row at all 8 leaderboard shapes)")
+            raise ValueError(f"{head} (the device's rows together would mix campaigns and commits); judge one "
+                             f"campaign's files instead: python -m mla report --targets {alt}")
+        rows = manifest.rows(device, "leaderboard", man=man)
+        rows = rows[rows["run_id"].isin(ids)].reset_index(drop=True) if rows is not None else None
+        what = f"the manifest's {device} leaderboard runs ({', '.join(ids)})"
+        fix = f"list one campaign's leaderboard runs for {device!r} in {measured._rel(man.path)}"
+    return campaign(rows, what, fix)
 
 
 def scoreboard(its: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -379,7 +379,7 @@ def _report_targets(args) -> int:
 
     import pandas as pd
 
-    from ..analysis import manifest, measured, targets
+    from ..analysis import targets
     from .schema import load_results
 
     if args.run or args.purpose or args.case or args.mode or args.long or args.include_stale or (
@@ -398,29 +398,18 @@ def _report_targets(args) -> int:
             except (ValueError, OSError) as e:  # pandas' parser errors are ValueErrors too
                 msg = str(e).strip()
                 raise ValueError(msg if msg.startswith(f) else f"{f}: not a result CSV ({msg})") from None
-        rows = pd.concat(frames, ignore_index=True)
-        devices = sorted(rows["device"].dropna().astype(str).unique()) if "device" in rows else []
-        if len(devices) > 1:
-            raise ValueError(f"--targets judges one device's rows; these files hold {', '.join(devices)}")
-        commits = sorted(rows["git_commit"].dropna().astype(str).str[:7].unique())
-        if len(commits) > 1:  # the latest row per key would silently mix (or drop) campaigns
-            raise ValueError(f"--targets judges one campaign (one commit); these files hold rows of "
-                             f"{len(commits)} commits ({', '.join(commits)}): pass one campaign's files")
-        have = set(targets.leaderboard_default(rows)["case"])
-        missing = [c for c in measured.LEADERBOARD_CASES if c not in have]
-        if missing:  # an A/B or sweep file is not a campaign: its verdicts would count absent shapes as misses
-            raise ValueError(f"--targets judges a whole campaign: these files have no default-config Triton row at "
-                             f"{len(missing)} of the 8 leaderboard shapes ({', '.join(missing)})")
-        its = targets.items(rows)
+        # one device, one commit, all 8 shapes: the same checks as the manifest's runs below (targets.campaign)
+        camp = targets.campaign(pd.concat(frames, ignore_index=True))
         command += " " + " ".join(args.files)
-        if devices and devices[0] != "NVIDIA H200":
-            print(f"note: the issues state these targets on an H200; these rows ran on {devices[0]} "
-                  "(each floor is its own run's)", file=sys.stderr)
-    else:
-        its = targets.items(manifest.rows(args.device))
-        if its is None:
-            raise ValueError(f"no default-config Triton leaderboard rows for device {args.device!r} through "
-                             f"{manifest.default_path()}")
+    else:  # the manifest's leaderboard runs of the device, or a refusal naming a campaign's files to pass instead
+        camp = targets.manifest_campaign(args.device)
+        if args.device != "h200":
+            command += f" --device {args.device}"
+    its = targets.items(camp.rows)
+    if its is None:
+        raise ValueError(f"no default-config Triton leaderboard rows in {camp.what}")
+    if camp.note:  # another GPU than the issues': on every path
+        print(camp.note, file=sys.stderr)
     board = targets.scoreboard(its)
     if args.markdown:
         print(targets.markdown(board, its, command))
