@@ -148,3 +148,38 @@ def test_info_labels_the_gpu_runtime():
 
     torch_line = next(line for line in info_lines() if line.startswith("torch "))
     assert f"(GPU runtime: {prov.versions()['gpu_runtime']})" in torch_line, torch_line
+
+
+# --- 3, 4, 7 (mla/analysis): isa's variant typo, a non-timeline file, accuracy's defaults -------------
+@pytest.mark.parametrize("variant", ["nosuch", "v147"])
+def test_isa_refuses_a_variant_typo_before_any_progress_as_submission_does(variant, capsys, monkeypatch, tmp_path):
+    import mla.analysis.isa_cli as isa
+
+    monkeypatch.setattr(isa, "_triton", lambda *a, **k: pytest.fail("compiled for a bad request"))
+    assert cli(["submission", "--variant", variant, "-o", str(tmp_path / "s.py")]) == 2
+    expected = one_line_error(capsys, f"unknown triton variant {variant!r}")
+    assert cli(["isa", "--target", "sm90", "--variant", variant, "--out", str(tmp_path / "isa")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.strip() == expected  # (no "compiling ..." line, not all ~150 names)
+
+
+def test_timeline_on_a_file_that_is_not_its_csv_names_the_columns(capsys):
+    from mla.analysis.timeline import CSV_COLUMNS
+
+    assert cli(["timeline", "README.md"]) == 2
+    err = one_line_error(capsys, "README.md is not a timeline CSV")
+    assert f"columns: {', '.join(CSV_COLUMNS)}" in err and "Traceback" not in err
+
+
+def test_timeline_on_a_csv_without_its_columns_names_them(capsys, tmp_path):
+    from mla.analysis.timeline import CSV_COLUMNS
+
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    assert cli(["timeline", str(tmp_path / "x.csv")]) == 2
+    err = one_line_error(capsys, "not a timeline CSV: it lacks column(s) run_id, case")
+    assert f"(expected: {', '.join(CSV_COLUMNS)})" in err
+
+
+@pytest.mark.parametrize("needle", ["(default: leaderboard, minutes on a CPU)", "0: no cap; default: 262144"])
+def test_accuracy_help_shows_its_defaults(needle):
+    assert needle in help_text("accuracy")

@@ -402,9 +402,11 @@ def softmax_anatomy(case: P.Case, device="cpu") -> dict:
 
 # --- CLI ---------------------------------------------------------------------------------------
 def _add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cases", default="leaderboard", help="case set or comma-separated case names")
+    p.add_argument("--cases", default="leaderboard",
+                   help="case set or comma-separated case names (default: leaderboard, minutes on a CPU)")
     p.add_argument("--max-tokens", type=nonneg_int, default=DEFAULT_MAX_TOKENS,
-                   help="cap total KV tokens per case by reducing the batch (0: no cap)")
+                   help=f"cap total KV tokens per case by reducing the batch (0: no cap; default: "
+                        f"{DEFAULT_MAX_TOKENS})")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     p.add_argument("--out", default=None,
                    help="CSV path (default out/accuracy/quant_accuracy.csv, git-ignored; --write: the tracked "

@@ -86,7 +86,7 @@ def _triton(out: Path, target: str, prov: dict, log, variants=None) -> list[Path
     from .isa_triton import TritonOfflineUnavailable, merge_rows, triton_rows
 
     t0 = time.time()
-    log(f"triton ({target}): compiling {variants or 'every variant'} x 3 KV formats ...")
+    log(f"triton ({target}): compiling {', '.join(variants) if variants else 'every variant'} x 3 KV formats ...")
     try:
         rows = triton_rows(target, variants=variants, log=log)
     except TritonOfflineUnavailable as e:
@@ -106,16 +106,19 @@ def run_sm90(out: Path, log=print, variants=None) -> list[Path]:
 
 def main(args) -> int:
     from ..bench.provenance import output_root
+    from .isa_triton import variant_names
 
+    # a typo is refused before any progress line, with submission --variant's message (close matches only)
+    variants = None if args.variant is None else variant_names(args.variant)
     out = Path(args.out) if args.out else output_root(args.write) / "static" / args.target
     print(f"isa --target {args.target}: writing to {out}{'' if args.out or args.write else ' (scratch; --write updates data/static/)'}",
           flush=True)
     log = functools.partial(print, flush=True)  # progress lines while the compiles run
     if args.target == "gfx950":
         files = run_gfx950(out, triton=not args.no_triton, seed=not args.no_seed,
-                           asm_dir=Path(args.keep_asm) if args.keep_asm else None, log=log, variants=args.variant)
+                           asm_dir=Path(args.keep_asm) if args.keep_asm else None, log=log, variants=variants)
     else:
-        files = run_sm90(out, log=log, variants=args.variant)
+        files = run_sm90(out, log=log, variants=variants)
     for f in files:
         print(f"wrote {f}")
     if not files:

@@ -212,9 +212,13 @@ def variant_names(variants=None) -> list[str]:
     if variants is None:
         return list(VARIANTS)
     names = [n.strip() for n in (variants.split(",") if isinstance(variants, str) else variants) if n.strip()]
+    if not names:
+        raise ValueError(f"unknown triton variant: none named in {variants!r}")
     unknown = [n for n in names if n not in VARIANTS]
-    if unknown or not names:
-        raise ValueError(f"unknown triton variant(s) {unknown or names!r}; choose from {list(VARIANTS)}")
+    if unknown:  # submission --variant's message: the close matches, not all ~150 names
+        from ..backends.triton_backend import variant_suggestion
+
+        raise ValueError(variant_suggestion(unknown[0], VARIANTS))
     return names
 
 

@@ -366,7 +366,8 @@ def csv_rows(stamps, grid, *, run_id: str, case: str, variant: str, kv_format: s
 def _require_columns(df: pd.DataFrame) -> None:
     missing = [c for c in CSV_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"timeline CSV lacks column(s) {', '.join(missing)}")
+        raise ValueError(f"not a timeline CSV: it lacks column(s) {', '.join(missing)} (expected: "
+                         f"{', '.join(CSV_COLUMNS)})")
 
 
 def load_timeline_csv(path) -> pd.DataFrame:
@@ -375,7 +376,11 @@ def load_timeline_csv(path) -> pd.DataFrame:
     if not Path(path).is_file():
         raise ValueError(f"no timeline CSV at {str(path)!r} (scripts/probes/timeline_probe.py OUT_DIR writes "
                          "OUT_DIR/timeline.csv, on an sm90 GPU)")
-    df = pd.read_csv(path)
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:  # (a README, a binary)
+        raise ValueError(f"{path} is not a timeline CSV ({str(e).strip().splitlines()[0]}); expected "
+                         f"scripts/probes/timeline_probe.py's columns: {', '.join(CSV_COLUMNS)}") from None
     _require_columns(df)
     return df
 
