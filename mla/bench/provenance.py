@@ -41,7 +41,7 @@ def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
 def device_name(device: str | torch.device) -> str:
     """The GPU's name, or for a CPU its model (from /proc/cpuinfo where there is one) and architecture:
     the CPU's vector ISA changes torch's CPU randn in the last bit, so which CPU made a row matters
-    (notebook 01, section 3)."""
+    (notebook 01, section 4)."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
