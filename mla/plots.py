@@ -410,11 +410,12 @@ def littles_law_figure(curve: dict, points=None):
     return fig
 
 
-def flush_writeback_figure(probe, kernels=None):
+def flush_writeback_figure(probe, kernels=None, kernel_label: str = "triton default {f} (kernel time)"):
     """Left: one graph-replayed read of N bytes after a zeroing flush (dirty L2) and after a read pass
     (clean L2), against N (``scripts/probes/l2_flush_probe.py`` rows: flush, nbytes, median_us).
     Right: the difference, the write-back the zeroing leaves to the next kernel, with the default
-    decode kernels' own difference (``kernels``: case, kv_format, io_bytes, write_us, read_us)."""
+    decode kernels' own difference (``kernels``: case, kv_format, io_bytes, write_us, read_us), each format's
+    points labelled ``kernel_label.format(f=...)`` (say whose defaults they are: the kernels change by round)."""
     import numpy as np
 
     sweep = probe[probe["size"].str.endswith("MiB")]
@@ -438,7 +439,7 @@ def flush_writeback_figure(probe, kernels=None):
             diff = g.write_us - g.read_us
             inside = diff <= top
             labelled_points(bx, g.io_bytes[inside] / 2**20, diff[inside], [shape_label(c) for c in g.case[inside]],
-                            color=color(f), s=26, label=f"triton default {f} (kernel time)", zorder=3)
+                            color=color(f), s=26, label=kernel_label.format(f=f), zorder=3)
             for x, v, c in zip(g.io_bytes[~inside] / 2**20, diff[~inside], g.case[~inside]):  # off the scale: say so
                 bx.scatter([x], [top * 0.97], marker="^", color=color(f), s=30, zorder=3)
                 bx.annotate(f"{shape_label(c)}: {v:.0f} us (off scale)", (x, top * 0.97), fontsize=7,

@@ -210,6 +210,18 @@ def test_first_row_transient_labels_each_timing_by_its_place_in_its_process(tmp_
     assert measured.first_row_transient(dict(runs, bench="measured/h200/gen3/missing.csv")) is None
 
 
+def test_committed_flush_rows_are_round_36s_h200_defaults():
+    """Notebook 02 section 7's points: the flush A/B's kernels are round 36's defaults on the H200 (bf16 v28, fp8
+    v141, MXFP4 v117 / v133 / v140), one commit for both flushes; the loader carries the device and commit the
+    notebook prints (the kernels change by round, so the label must say whose defaults they are)."""
+    fw = measured.flush_writeback()
+    assert fw is not None, f"missing {measured.FLUSH_PROBE} or {measured.FLUSH_KERNELS}"
+    _, kern = fw
+    assert set(kern.device) == {"NVIDIA H200"} and kern.git_commit.nunique() == 1
+    v = kern.assign(v=kern.variant.str.split("_").str[0]).groupby("kv_format").v.agg(lambda s: sorted(set(s)))
+    assert v.to_dict() == {"bf16": ["v28"], "fp8": ["v141"], "mxfp4": ["v117", "v133", "v140"]}
+
+
 def test_evict_probe_gives_the_share_of_the_write_back_the_hint_recovered(tmp_path, monkeypatch):
     """Round 47's loader: per read size, the four times (write / read flush x no hint / evict_first) and the share of
     the write-back gap the hint recovered: (write - write_ef) / (write - read); negative when the hint is slower."""
@@ -344,6 +356,21 @@ def test_committed_work_stealing_run_is_round_51s_h100_rows():
     assert len(both) == 4 and (both["v154"] > both["v153"]).all()
     assert table["kernel_us"].notna().all() and len(table) == 9
     assert measured.steal_run({"bench": "missing.csv", "stamps": "x", "cost": "y"}) is None
+
+
+def test_committed_round_51d_rows_say_what_the_notes_say():
+    """measured.round51d_run reads r51d (an H100, two rounds, every pair in one file): the refined stealers v156 /
+    v157 end within 0.5% of v153 at bs256-kv8192 and lose 5-9% at bs256-kv1024 and bs32-kv8192 (notebook 02
+    section 10's reading); a missing file gives None, which the notebook reports with the command."""
+    ab = measured.round51d_run()
+    assert ab is not None, f"missing {measured.ROUND51D_RUN}"
+    assert set(ab.device) == {"NVIDIA H100 80GB HBM3"} and (ab.rounds == 2).all() and len(ab) == 9
+    r = ab.set_index(["case", "new"]).ratio
+    for v in ("v156", "v157"):
+        assert abs(r["bs256-kv8192-q1-h16", v] - 1) < 0.005
+        for case in ("bs256-kv1024-q1-h16", "bs32-kv8192-q1-h16"):
+            assert 1.05 < r[case, v] < 1.09, (case, v)
+    assert measured.round51d_run("measured/h100/issue10/missing.csv") is None
 
 
 def test_committed_plain_read_timeline_ends_together_where_the_decode_does_not():

@@ -99,6 +99,25 @@ def test_notebooks_exist_and_are_parameterised():
                 assert "load_measured(" not in c.source, f"{p.name}: read measured rows through mla.analysis.manifest"
 
 
+def test_notebook_02_binds_its_h200_frames_once():
+    """Notebook 02's H200 frames (section 3's rows, the best-config and whole-call points, the probe) are bound in
+    one cell each: an H100 section that rebound one (round 51's rows as `ok`, round 52's as `best`) would feed H100
+    data to sections 3-5 when they are re-run by hand."""
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "02_roofline.ipynb", as_version=4)
+    cells = {name: [] for name in ("df", "ok", "best", "calls", "read_bw")}
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        stored = {n.id for n in ast.walk(ast.parse(c.source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for name in cells.keys() & stored:
+            cells[name].append(i)
+    assert all(len(v) == 1 for v in cells.values()), cells
+
+
 def _function_lengths(source: str):
     """(name, lines) of every function a cell defines (lambdas are expressions, not counted)."""
     import ast

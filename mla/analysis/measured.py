@@ -311,9 +311,10 @@ FLUSH_KERNELS = ("measured/h200/issue10/flush-write-r36a.csv", "measured/h200/is
 
 
 def flush_writeback(probe: str = FLUSH_PROBE, kernels=FLUSH_KERNELS) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(probe rows, kernels): the L2 flush probe's reads, and the default decode kernels' time under a
-    zeroing flush (``write_us``) and a read flush (``read_us``) from the two runs of the same commit,
-    one row per (case, kv_format); None when the files are missing."""
+    """(probe rows, kernels): the L2 flush probe's reads, and the default decode kernels of that commit (round 36's,
+    not today's) timed under a zeroing flush (``write_us``) and a read flush (``read_us``) from the two runs of the
+    same commit, one row per (case, kv_format), with the write run's ``device`` and ``git_commit``; None when the
+    files are missing."""
     from ..bench.schema import load_results
 
     paths = [DATA / probe] + [DATA / k for k in kernels]
@@ -323,7 +324,7 @@ def flush_writeback(probe: str = FLUSH_PROBE, kernels=FLUSH_KERNELS) -> tuple[pd
     pr["source_csv"] = _rel(paths[0])
     runs = [load_results(p) for p in paths[1:]]
     keys = ["case", "kv_format"]
-    cols = keys + ["io_bytes", "variant", "kernel_median_us", "kernel_read_us"]
+    cols = keys + ["io_bytes", "variant", "kernel_median_us", "kernel_read_us", "device", "git_commit"]
     w = runs[0].loc[runs[0].status == "ok", cols].rename(columns={"kernel_median_us": "write_us",
                                                                     "kernel_read_us": "write_read_us"})
     r = runs[1].loc[runs[1].status == "ok", keys + ["kernel_median_us", "kernel_read_us"]].rename(
@@ -470,6 +471,23 @@ def steal_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame, p
     table = steal_table(stamps, pd.read_csv(paths["cost"]))
     table["source_csv"] = _rel(paths["stamps"])
     return bench, table, stamps
+
+
+# Round 51's r51d (docs/notes-triton.md, "Round 51"; the same H100 kind, a later call): v156 = v154 with helpers that
+# wait for an owner's end and spread over tied victims, v157 = v156 claiming 2 tiles at a time, each beside v153
+ROUND51D_RUN = "measured/h100/issue10/steal-r51d.csv"
+ROUND51D_PAIRS = (("v153", "v154"), ("v153", "v156"), ("v153", "v157"))
+ROUND51D_CMD = ["MLA_GIT_COMMIT=<sha> PYTHONPATH=. bash scripts/h200_session_r51.sh r51d (on a GPU)"]
+
+
+def round51d_run(path: str | None = None, mode: str = "kernel") -> pd.DataFrame | None:
+    """Round 51's r51d A/B: :func:`variant_ab` of its one bench file (``mode`` "kernel" or "fresh"), v154 / v156 /
+    v157 each against v153 in the same file; ``path`` under data/ (default :data:`ROUND51D_RUN`); None when the
+    file is missing."""
+    f = DATA / (ROUND51D_RUN if path is None else path)
+    if not f.exists():
+        return None
+    return variant_ab(pd.read_csv(f).assign(source_csv=_rel(f)), pairs=ROUND51D_PAIRS, mode=mode)
 
 
 Q_FIRST_RUN = {  # round 52 (docs/notes-triton.md, "Round 52"): same-run A/Bs, each file a pair of kernels per format
