@@ -29,7 +29,7 @@ The ``bs_used`` column says what ran.
 
 CLI (writes the two CSVs notebook 01 replays; the histogram file goes beside ``--out``):
 
-    python -m mla.analysis.accuracy --out data/accuracy/quant_accuracy.csv
+    python -m mla accuracy --write      # = python -m mla.analysis.accuracy --out data/accuracy/quant_accuracy.csv
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ DEFAULT_CSV = Path(__file__).resolve().parents[2] / "data" / "accuracy" / "quant
 SCRATCH_CSV = Path(__file__).resolve().parents[2] / "out" / "accuracy" / "quant_accuracy.csv"  # CLI default
 HIST_NAME = "error_hist.csv"  # written beside the study's CSV
 DEFAULT_HIST_CSV = DEFAULT_CSV.with_name(HIST_NAME)
-COMMAND = "python -m mla.analysis.accuracy --out data/accuracy/quant_accuracy.csv"
+COMMAND = "python -m mla accuracy --write"
 # The histogram's combinations and bins: |out - truth| from 1e-10 to 1 in 10 log bins a decade. Exact
 # zeros and anything outside the edges get rows of their own, so every element is counted.
 HIST_COMBOS = (("bf16", "bf16"), ("fp8", "bf16"), ("mxfp4", "bf16"), ("fp8", "fp8"), ("mxfp4", "mxfp4"))
