@@ -4,7 +4,7 @@
 # campaigns and test files read neither the figures nor the executed notebook snapshots under data/, so a call that
 # carries FlashInfer runs between `slim` and `restore`. The whole suite (h200_suite.sh, also r56a with H100_SUITE=1)
 # reads the figures (README's cited files) but not the snapshots: `slim snapshots` for it (~59 MiB with the bundle).
-# h200_live_reproduce.sh (`make reproduce`) reads both: no slim.
+# h200_live_reproduce.sh (`make reproduce`) reads neither (it rewrites the figures): slim, and carry .whl beside the bundle.
 #   bash scripts/device_tree.sh size             # MiB that would travel, with and without .carry/fi
 #   bash scripts/device_tree.sh slim [snapshots] # delete those files (or the snapshots only) from the working tree
 #                                                # (refuses changes under them)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Round 65 (prepared 2026-12-07 ~13:55 UTC, before any run): campaign 29 on an H200; on an H100, `make reproduce` on a GPU.
+#   bash scripts/device_tree.sh slim   (then, after the call, restore: the tree and the bundle exceed 64 MiB; reproduce
+#   rewrites the figures and reads neither them nor the 2026-12-01 notebook snapshots)
+#   MLA_GIT_COMMIT=<sha> TOTAL_BUDGET=<s> PYTHONPATH=. bash scripts/h200_session_r65.sh r65a
+#   (carry [".carry/fi", ".whl"]: .whl from scripts/device_wheels.sh, the Jupyter wheels the device image lacks)
+# r65a  On an H200: r56a's H200 part unchanged (campaign 29, the long-program A/Bs, its tests).
+#       On an H100: the README's main command on a GPU machine, `make reproduce` (there MODE=live: the notebooks run
+#       their campaign commands, then plot those rows), by scripts/h200_live_reproduce.sh with FlashInfer installed
+#       from the bundle. It last ran end to end on 2026-12-01 (bf1f9ad, an H200); every notebook has changed since and
+#       no GPU has run live mode on a device slug other than h200.
+# Predicted (written before any run), H100: all six notebooks execute (rc 0) within ~6-9 min (12-01: 5.5 min on an
+#   H200 with a warm image cache; a fresh Triton cache here), the live CSVs land under data/measured/h100/ with
+#   FlashInfer rows beside Triton's and every row's check passing; if a notebook fails, it is in a section written
+#   for the replayed H200 / H100 campaigns that assumes their files (02's sections 9-17, 05's FlashInfer columns).
+set -u
+source scripts/_device_steps.sh
+session_begin "${1:?which part: r65a}"
+export TRITON_CACHE_DIR=/tmp/tcache-r65
+case $PART in
+r65a)
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+      || FAILURES+=("r56a")
+  else
+    say "an H100, not an H200: make reproduce (MODE=live) end to end"
+    install_flashinfer
+    left=$(( TOTAL_BUDGET - (SECONDS - START) - 25 ))
+    OUT=$OUT/live LIVE_TIMEOUT=$left bash scripts/h200_live_reproduce.sh 2>&1 | tail -40 | tee -a "$LOG"
+    (( PIPESTATUS[0] == 0 )) || FAILURES+=("live reproduce")
+  fi
+  ;;
+*) echo "unknown part $PART (r65a)" >&2; exit 2 ;;
+esac
+say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
