@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -39,8 +40,15 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
     nb.cells[idx].source = f'MODE = "{mode}"' + doc
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    # the kernel on local IPC sockets in a private temporary folder, not TCP on localhost: ipykernel warns that
+    # TCP without CurveZMQ keys is plain text, once per notebook, and nothing here needs a network port
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="mla-kernel-") as sockets:
+        cfg = Config()
+        cfg.KernelManager.transport, cfg.KernelManager.ip = "ipc", os.path.join(sockets, "kernel")
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, config=cfg,
+                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     if mode != "replay":
         nb.cells[idx].source = 'MODE = "replay"' + doc + f'\n# the outputs below were made with MODE = "{mode}" (mla.reproduce)'
     normalise(nb)

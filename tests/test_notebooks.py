@@ -289,6 +289,25 @@ def test_run_notebook_sets_the_one_mode_cell_and_saves_the_replay_default(tmp_pa
     assert out.cells[0].source.startswith('MODE = "replay"') and 'made with MODE = "live"' in out.cells[0].source
 
 
+def test_run_notebook_talks_to_its_kernel_over_private_ipc_sockets_not_tcp(tmp_path):
+    """ipykernel warns, once per notebook, that TCP without CurveZMQ keys is plain text: the kernel listens on IPC
+    sockets in a temporary folder instead, and the folder is gone when the notebook ends."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('MODE = "replay"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "import json\nfrom ipykernel import get_connection_info\ninfo = json.loads(get_connection_info())\n"
+        "print(info['transport'], info['ip'])")]
+    path = tmp_path / "99_ipc.ipynb"
+    nbformat.write(nb, path)
+    reproduce.run_notebook(path, timeout=60)
+    transport, ip = nbformat.read(path, as_version=4).cells[1].outputs[0]["text"].split()
+    assert transport == "ipc" and Path(ip).name == "kernel" and Path(ip).parent.name.startswith("mla-kernel-")
+    assert not Path(ip).parent.exists(), "the sockets' folder outlived the notebook"
+
+
 def test_normalise_keeps_what_identical_runs_share_and_drops_what_they_do_not():
     """An unchanged re-run must leave a notebook byte-identical on any machine: the execution timestamps,
     papermill's and widgets' metadata and the Python patch version go; the cells and the minor version stay."""
