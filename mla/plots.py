@@ -33,7 +33,7 @@ BACKEND_COLORS = {
     "published": "#000000",
 }
 FORMAT_COLORS = {"bf16": "#56B4E9", "fp8": "#E69F00", "mxfp4": "#CC79A7"}
-DEVICE_COLORS = {"h200": "#76B900", "mi355x": "#ED1C24"}
+DEVICE_COLORS = {"h200": "#76B900", "h100": "#4A7A00", "mi355x": "#ED1C24"}  # h100: a darker NVIDIA green
 SCALE_RULE_STYLES = {"even": "-", "floor": "--", "none": ":"}
 # a program's phases (program_timeline): waiting is grey, the tile loop the kernels' blue
 PHASE_COLORS = {"prologue": "#F0E442", "first_wait": "#BBBBBB", "loop": "#0072B2", "epilogue": "#D55E00"}
@@ -129,16 +129,24 @@ def placeholder(name: str, message: str, command, *, sources="no rows yet") -> l
     return paths
 
 
+def tbps(gbs: float) -> str:
+    """A bandwidth in TB/s as a datasheet prints it: one decimal unless it needs two (4.8, 8.0, 3.35)."""
+    tb = gbs / 1000
+    return f"{tb:.1f}" if round(tb, 1) == round(tb, 2) else f"{tb:.2f}"
+
+
 def roofline_ceilings(ax, device, extra_bandwidth: tuple[float, str] | None = None, x_range=(1, 1e4)) -> None:
     """Draw a device's roofline on log-log axes: the datasheet bandwidth slope up to the highest
     matrix peak, one dotted line per format's matrix peak, and optionally a second (measured)
-    bandwidth slope. ``device`` is a :class:`mla.analysis.roofline.DeviceSpec`."""
+    bandwidth slope. ``device`` is a :class:`mla.analysis.roofline.DeviceSpec`; one without matrix
+    peaks (``roofline.probe_spec``: no datasheet entry) gets no datasheet line, only ``extra_bandwidth``."""
     import numpy as np
 
     xs = np.logspace(np.log10(x_range[0]), np.log10(x_range[1]), 200)
-    top = max(device.matrix_tflops.values()) * 1e12
-    ax.plot(xs, np.minimum(xs * device.hbm_gbs * 1e9, top) / 1e12, color="k", lw=1,
-            label=f"datasheet {device.hbm_gbs / 1000:.1f} TB/s")
+    top = max(device.matrix_tflops.values()) * 1e12 if device.matrix_tflops else np.inf
+    if device.matrix_tflops:
+        ax.plot(xs, np.minimum(xs * device.hbm_gbs * 1e9, top) / 1e12, color="k", lw=1,
+                label=f"datasheet {tbps(device.hbm_gbs)} TB/s")
     if extra_bandwidth:
         ax.plot(xs, np.minimum(xs * extra_bandwidth[0] * 1e9, top) / 1e12, color="k", lw=1, ls="--",
                 label=extra_bandwidth[1])

@@ -272,6 +272,75 @@ def make_fixture_tree(root: Path) -> None:
     shutil.copy(ROOT / "data" / "anchors" / "h200-2026-11-30.jsonl", anchors / "h200-2026-11-30.jsonl")
 
 
+# --- a simulated live session on an H100 (the committed campaign 30 rows stand in for what it measured) ---------
+def _h100_live_session(tmp_path: Path, monkeypatch, session: str = "h100-sim") -> Path:
+    """What `reproduce --mode live` on an H100 would hand notebooks 02 and 05: a session index (measured.run_live's
+    `.live-<session>.json`) mapping every campaign command to a CSV, so nothing is run. The leaderboard's triton and
+    flashinfer steps get campaign 30's H100 files, every other command a header-only CSV (no rows). The data tree is
+    tmp_path/data: links to data/'s entries, so the index lands in tmp_path, not in data/measured."""
+    from mla.analysis import measured
+
+    data = tmp_path / "data"
+    (data / "measured").mkdir(parents=True)
+    for p in (ROOT / "data").iterdir():
+        if p.name != "measured":
+            (data / p.name).symlink_to(p)
+    for p in (ROOT / "data" / "measured").iterdir():
+        (data / "measured" / p.name).symlink_to(p)
+    h100 = ROOT / "data" / "measured" / "h100"
+    empty = tmp_path / "empty.csv"
+    pd.DataFrame(columns=pd.read_csv(h100 / "campaign30-triton.csv", nrows=0).columns).to_csv(empty, index=False)
+    index = {}
+    for kind in ("leaderboard", "splits", "variants", "graph", "sweeps"):
+        for cmd in measured.campaign(kind):
+            backend = next((b for b in ("triton", "flashinfer") if f"--backend {b} " in cmd), None)
+            index[cmd] = str(h100 / f"campaign30-{backend}.csv") if kind == "leaderboard" and backend else str(empty)
+    measured._live_index(session, data, add=index)
+    monkeypatch.setenv("MLA_DATA_DIR", str(data))
+    monkeypatch.setenv("MLA_LIVE_SESSION", session)
+    monkeypatch.setenv("MLA_FIGURES_DIR", str(tmp_path / "figures"))
+    return data
+
+
+def _svg_text(path: Path) -> str:
+    """The text elements of an SVG (svg.fonttype none keeps text as text), entities unescaped."""
+    import html
+
+    return html.unescape(" ".join(re.findall(r"<text[^>]*>(.*?)</text>", path.read_text(), flags=re.S)))
+
+
+def test_live_mode_names_the_measuring_device_h100(tmp_path, monkeypatch):
+    """Live mode on an H100 labels, names and scales its figures by the H100: the roofline's datasheet line is the
+    H100's 3.35 TB/s (not the H200's 4.8), the figure files carry h100, and the peers' H200 anchors stay out."""
+    import nbformat
+
+    _h100_live_session(tmp_path, monkeypatch)
+    out = {}
+    for nb in reproduce.notebook_paths():
+        if nb.name[:2] in ("02", "05"):
+            copy = tmp_path / nb.name
+            shutil.copy(nb, copy)
+            reproduce.run_notebook(copy, mode="live", timeout=600)  # raises CellExecutionError on any failing cell
+            out[nb.name[:2]] = "\n".join(o.get("text", "") for c in nbformat.read(copy, as_version=4).cells
+                                         if c.cell_type == "code" for o in c.get("outputs", []))
+    figs = tmp_path / "figures"
+    names = {p.name for p in figs.iterdir()}
+    assert {"02_roofline_h100.svg", "02_pct_read_bw_h100.svg"} <= names, sorted(names)
+    assert not names & {"02_roofline_h200.svg", "02_pct_read_bw_h200.svg"}, sorted(names)
+    roof = _svg_text(figs / "02_roofline_h100.svg")
+    assert "datasheet 3.35 TB/s" in roof and "4.8 TB/s" not in roof
+    assert "anchor" not in roof  # no peer anchor points beside the H100's
+    assert re.search(r"H100 read bandwidth: \d+ GB/s = \d+% of the 3350 GB/s datasheet", out["02"])  # the rows' own probe
+    for nb in ("02", "05"):
+        assert "peer anchors left out: measured on the H200, these rows on the H100" in out[nb]
+    gm = _svg_text(figs / "05_geomean.svg")
+    title = gm[gm.index("Geomean over"):][:200]
+    assert "H100" in title and "H200" not in title, title
+    assert "anchor:" not in gm and "H200" not in gm  # no anchor entries ranked beside the H100 rows
+    for name in ("05_shootout_times", "05_cold_vs_kernel", "05_vs_flashinfer"):
+        assert "H200" not in _svg_text(figs / f"{name}.svg"), name
+
+
 def test_run_notebook_sets_the_one_mode_cell_and_saves_the_replay_default(tmp_path):
     import nbformat
 

@@ -29,6 +29,59 @@ def test_device_specs_have_sources_and_ridges():
     assert set(specs.device) == {"h200", "mi355x"} and specs.sources.str.len().min() > 40
 
 
+def test_h100_spec_is_the_sxm5_datasheet_and_shows_only_when_named():
+    h = roofline.get_device("h100")
+    assert (h.hbm_gbs, h.memory_gb, h.compute_units, h.unit_name, h.mma_min_m) == (3350, 80, 132, "SM", 64)
+    assert h.matrix_tflops == {"bf16": 989.4, "fp8": 1978.9}  # dense; no FP4 tensor cores on Hopper
+    assert h.sources and all(len(s) > 20 for s in h.sources)
+    assert h.ridge("bf16") == pytest.approx(989.4e12 / 3.35e12)
+    # the default table stays the target and the manifest's device (notebook 00 prints it); h100 by name
+    assert list(roofline.specs_frame(["mi355x", "h100"]).device) == ["mi355x", "h100"]
+    with pytest.raises(ValueError, match="unknown device 'b200'"):
+        roofline.specs_frame(["b200"])
+
+
+def test_probe_spec_stands_in_for_a_device_without_a_datasheet():
+    d = roofline.probe_spec("b200", 6000.0)
+    fl = roofline.floors(P.LEADERBOARD, d)
+    c = P.LEADERBOARD[-1]
+    r = fl[(fl.case == c.name) & (fl.kv_format == "fp8")].iloc[0]
+    assert r.mem_floor_us == pytest.approx(P.io_bytes(c, "fp8") / 6000e9 * 1e6)
+    assert r.floor_us == r.mem_floor_us and r.bound == "memory"  # no matrix peak: the memory floor alone
+    assert fl.compute_floor_us.isna().all() and fl.ridge.isna().all()
+    assert roofline.dot_format("mxfp4", "bf16", d) == "bf16"
+    with pytest.raises(ValueError, match="positive read bandwidth for 'b200'"):
+        roofline.probe_spec("b200", None)
+
+
+def test_rows_device_is_the_live_rows_one_device_and_h200_in_replay():
+    rows = pd.DataFrame({"device_slug": ["h100", "h100"], "case": ["a", "b"]})
+    assert measured.rows_device(rows, "live") == ("h100", "H100")
+    assert measured.rows_device(rows, "replay") == ("h200", "H200")  # replay plots the manifest's H200 runs
+    assert measured.rows_device(None, "replay") == ("h200", "H200")
+    with pytest.raises(ValueError, match=r"2 devices \['h100', 'h200'\]"):
+        measured.rows_device(rows.assign(device_slug=["h200", "h100"]), "live")
+    with pytest.raises(ValueError, match="no device_slug column"):
+        measured.rows_device(rows.drop(columns="device_slug"), "live")
+    with pytest.raises(ValueError, match="unknown mode 'measure'"):
+        measured.rows_device(rows, "measure")
+
+
+def test_read_bandwidth_is_the_live_rows_own_run_not_the_manifests():
+    """Live rows hold none of the manifest's runs: their own triton leaderboard run's probe, not the H200's."""
+    from mla.analysis import manifest
+
+    man = manifest.load()
+    rid = man.bandwidth_run("h200")
+    live = pd.DataFrame({"run_id": ["live-t", "live-t", "live-f"], "purpose": ["leaderboard"] * 3,
+                         "backend": ["triton", "triton", "flashinfer"], "read_gbs": [3100.0, 3140.0, 2900.0]})
+    assert manifest.read_bandwidth(live, man, device="h100") == (3120.0, "live-t")
+    assert manifest.read_bandwidth(live, man, device="h200") == (3120.0, "live-t")
+    listed = pd.concat([live, pd.DataFrame({"run_id": [rid], "purpose": ["leaderboard"], "backend": ["triton"],
+                                            "read_gbs": [4300.0]})], ignore_index=True)
+    assert manifest.read_bandwidth(listed, man) == (4300.0, rid)  # replay: the manifest's bandwidth run
+
+
 def test_dot_format_widens_to_what_the_device_has():
     h, m = roofline.get_device("h200"), roofline.get_device("mi355x")
     assert roofline.dot_format("mxfp4", "bf16", h) == "bf16"

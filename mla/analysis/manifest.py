@@ -158,12 +158,15 @@ def headline(df: pd.DataFrame | None, mode: str = "cold", n_cases: int = len(mea
 
 
 def read_bandwidth(df: pd.DataFrame | None, man: Manifest | None = None, device: str = "h200") -> tuple[float, str] | None:
-    """(read_gbs, run_id) of the run the manifest marks ``bandwidth = true`` (else the triton
-    leaderboard run, else the median over the rows)."""
+    """(read_gbs, run_id) of the run the manifest marks ``bandwidth = true`` for ``device`` (else, or
+    when ``df`` does not hold that run - live rows -, the triton leaderboard run, else the median over
+    the rows)."""
     if df is None or "read_gbs" not in df:
         return None
     man = man if man is not None else load()
     rid = man.bandwidth_run(device) if man is not None else None
+    if rid is not None and not (df.run_id == rid).any():
+        rid = None  # live rows: their own run's probe, not the manifest's run of another session
     if rid is None:
         lb = df[(df["purpose"] == "leaderboard") & (df["backend"] == "triton")]
         rid = lb.run_id.iloc[0] if len(lb) else None

@@ -238,6 +238,33 @@ def sources(df: pd.DataFrame | None) -> list[str]:
     return sorted(df["source_csv"].unique()) if df is not None and "source_csv" in df else []
 
 
+REPLAY_DEVICE = "h200"  # the device of the manifest's headline runs: what replay mode plots
+
+
+def rows_device(df: pd.DataFrame | None, mode: str = "replay") -> tuple[str, str]:
+    """(slug, display name) of the device a notebook's rows came from, for its titles, labels and figure
+    names: replay mode plots the manifest's H200 runs (``REPLAY_DEVICE``); live mode the rows it just
+    measured, whose ``device_slug`` must name one device (a ValueError names them otherwise). Live mode
+    with no rows at all (every command failed or was skipped) name the machine the commands ran on."""
+    if mode not in ("replay", "live"):
+        raise ValueError(f"unknown mode {mode!r}; choose from ('replay', 'live')")
+    if mode == "replay":
+        return REPLAY_DEVICE, REPLAY_DEVICE.upper()
+    if df is None or not len(df):
+        import torch
+
+        from ..bench import provenance as prov
+
+        slug = prov.device_slug("cuda" if torch.cuda.is_available() else "cpu")  # where run_live wrote
+        return slug, slug.upper()
+    if "device_slug" not in df:
+        raise ValueError("live rows have no device_slug column: cannot tell which device measured them")
+    slugs = sorted(df["device_slug"].dropna().astype(str).unique())
+    if len(slugs) != 1:
+        raise ValueError(f"live rows come from {len(slugs)} devices {slugs}; one notebook plots one device's rows")
+    return slugs[0], slugs[0].upper()
+
+
 def run_live(command: str | list[str], data_dir: Path | str | None = None) -> list[Path]:
     """Run ``python -m mla bench ...`` command(s) (live mode), each with its ``--out`` replaced by a
     fresh file ``<data>/measured/<device-slug>/<run_id>-live.csv`` (CSV files are never overwritten;
@@ -998,6 +1025,7 @@ def published_times(df: pd.DataFrame | None) -> pd.DataFrame | None:
 
 # --- anchors: peers' H200 numbers, cited (data/anchors/README.md) ------------------------------
 ANCHOR_FILE = "anchors/h200-2026-11-30.jsonl"
+ANCHOR_DEVICE = "h200"  # the peers measured on an H200: their times sit beside H200 rows only
 
 
 def load_anchors(path: str | Path | None = None) -> tuple[pd.DataFrame | None, float | None]:

@@ -11,7 +11,8 @@ and the larger one is the floor. ``arithmetic intensity = flops / io_bytes`` aga
 
 Datasheet numbers are peaks; measured read bandwidth (the ``read_gbs`` column every result row
 carries, from :mod:`mla.bench.bandwidth`) is the ceiling a kernel can actually approach, so the
-notebooks report "% of measured read bandwidth" for H200 rows.
+notebooks report "% of measured read bandwidth" for the measuring device's rows. A device without
+an entry here gets :func:`probe_spec`: its read probe as the only ceiling, no datasheet.
 """
 
 from __future__ import annotations
@@ -70,6 +71,18 @@ DEVICES: dict[str, DeviceSpec] = {
             "NVIDIA Hopper architecture (H100/H200 SXM5: 132 SMs)",
         ),
         notes="measured here; MXFP4 operands must be decoded to fp8 or bf16 before the tensor cores"),
+    "h100": DeviceSpec(
+        slug="h100", name="NVIDIA H100 SXM5 80GB (sm_90, Hopper)", hbm_gbs=3350.0, memory_gb=80.0,
+        compute_units=132, unit_name="SM",
+        matrix_tflops={"bf16": 989.4, "fp8": 1978.9},  # no FP4 tensor cores on Hopper
+        mma_min_m=64,  # wgmma M = 64, as on the H200 (same SM)
+        sources=(
+            "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100): H100 SXM 80 GB HBM3, "
+            "3.35 TB/s; BF16 1,979 / FP8 3,958 TFLOPS *with sparsity* -> 989.4 / 1,978.9 dense",
+            "NVIDIA H100 Tensor Core GPU Architecture whitepaper (Hopper, 2022): H100 SXM5 132 SMs; peak dense "
+            "BF16 989.4 / FP8 1,978.9 TFLOPS",
+        ),
+        notes="the device tool's stand-in for the H200 (data/measured/h100/); the same SM, less and slower HBM"),
 }
 
 
@@ -79,10 +92,22 @@ def get_device(slug: str) -> DeviceSpec:
     return DEVICES[slug]
 
 
-def specs_frame() -> pd.DataFrame:
-    """One row per device: the datasheet numbers, the ridge points, the sources."""
+def probe_spec(slug: str, read_gbs: float) -> DeviceSpec:
+    """A stand-in for a device without a datasheet entry: its measured read bandwidth as the only
+    ceiling, no matrix peaks (compute floors and ridges are NaN), so a notebook can still place its
+    rows against the bandwidth they reached."""
+    if not read_gbs or read_gbs != read_gbs or read_gbs <= 0:
+        raise ValueError(f"probe_spec needs a positive read bandwidth for {slug!r}, got {read_gbs!r}")
+    return DeviceSpec(slug=slug, name=f"{slug.upper()} (no datasheet entry in mla.analysis.roofline)",
+                      hbm_gbs=float(read_gbs), memory_gb=float("nan"), compute_units=0, unit_name="",
+                      matrix_tflops={}, mma_min_m=1, notes="read probe only")
+
+
+def specs_frame(devices: Iterable[str] = ("mi355x", "h200")) -> pd.DataFrame:
+    """One row per device of ``devices`` (default: the target and the device of the manifest's headline
+    runs; pass "h100" by name): the datasheet numbers, the ridge points, the sources."""
     rows = []
-    for d in DEVICES.values():
+    for d in map(get_device, devices):
         r = dict(device=d.slug, name=d.name, hbm_TBps=d.hbm_gbs / 1000, memory_GB=d.memory_gb,
                  units=f"{d.compute_units} {d.unit_name}s", mma_min_m=d.mma_min_m)
         for f in P.KV_FORMATS:
@@ -101,7 +126,8 @@ def dot_format(kv_format: str, q_format: str, device: DeviceSpec) -> str:
             raise ValueError(f"unknown format {f!r}; choose from {tuple(FORMAT_WIDTH)}")
     want = max(FORMAT_WIDTH[kv_format], FORMAT_WIDTH[q_format])
     have = sorted((FORMAT_WIDTH[f], f) for f in device.matrix_tflops if FORMAT_WIDTH[f] >= want)
-    return have[0][1]
+    # a device without matrix peaks (probe_spec) runs the dot in the wider operand format
+    return have[0][1] if have else next(f for f, w in FORMAT_WIDTH.items() if w == want)
 
 
 def arithmetic_intensity(case: P.Case, kv_format: str) -> float:
@@ -124,16 +150,18 @@ def floors(cases: Iterable[P.Case] = P.LEADERBOARD, device: str | DeviceSpec = "
         m_eff = min(1.0, m_rows / dev.mma_min_m)
         for f in kv_formats:
             df = dot_format(f, q_format, dev)
-            rate = dev.matrix_tflops[df] * 1e12
+            rate = dev.matrix_tflops.get(df, float("nan")) * 1e12  # NaN: no datasheet peak (probe_spec)
             io, fl = P.io_bytes(c, f), P.flops(c)
             mem_us, comp_us = io / (bw * 1e9) * 1e6, fl / rate * 1e6
             rows.append(dict(
                 device=dev.slug, case=c.name, bs=c.batch_size, kv=c.kv_seq_len, heads=c.num_heads,
                 q_seq_len=c.q_seq_len, kv_format=f, q_format=q_format, dot_format=df,
-                kv_bytes=P.kv_bytes(c, f), io_bytes=io, flops=fl, intensity=fl / io, ridge=dev.ridge(df),
+                kv_bytes=P.kv_bytes(c, f), io_bytes=io, flops=fl, intensity=fl / io,
+                ridge=dev.ridge(df) if df in dev.matrix_tflops else float("nan"),
                 bandwidth_gbs=bw, bandwidth_source="measured read" if bandwidth_gbs else "datasheet",
                 mem_floor_us=mem_us, compute_floor_us=comp_us, compute_floor_m_us=comp_us / m_eff,
-                floor_us=max(mem_us, comp_us), bound="memory" if mem_us >= comp_us else "compute"))
+                floor_us=max(mem_us, comp_us) if comp_us == comp_us else mem_us,
+                bound="compute" if comp_us > mem_us else "memory"))
     return pd.DataFrame(rows)
 
 
