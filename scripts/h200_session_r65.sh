@@ -13,6 +13,9 @@
 #   H200 with a warm image cache; a fresh Triton cache here), the live CSVs land under data/measured/h100/ with
 #   FlashInfer rows beside Triton's and every row's check passing; if a notebook fails, it is in a section written
 #   for the replayed H200 / H100 campaigns that assumes their files (02's sections 9-17, 05's FlashInfer columns).
+#   Added 14:25 UTC, before any run, after d39b6ec (live mode names the measuring device): the live figures are
+#   02_roofline_h100 / 02_pct_read_bw_h100 / 04_h100_variants with the H100's datasheet (3.35 TB/s) and this run's own
+#   read probe (3000-3150 GB/s), no H200 anchor points, and no new *_h200 figure is written.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a}"
