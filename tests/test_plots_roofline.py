@@ -41,6 +41,15 @@ def test_h100_spec_is_the_sxm5_datasheet_and_shows_only_when_named():
         roofline.specs_frame(["b200"])
 
 
+def test_the_sm90_issue_model_names_the_hopper_entries_only():
+    """Notebook 02 draws the sm_90 static ceilings only for these devices' rows (not a live MI355X run's)."""
+    assert roofline.SM90_DEVICES == {"h100", "h200"}
+    for slug in roofline.SM90_DEVICES:
+        d = roofline.get_device(slug)
+        assert (d.unit_name, d.compute_units) == ("SM", roofline.SM90_ISSUE.sms)
+    assert "mi355x" not in roofline.SM90_DEVICES and roofline.get_device("mi355x").unit_name == "CU"
+
+
 def test_probe_spec_stands_in_for_a_device_without_a_datasheet():
     d = roofline.probe_spec("b200", 6000.0)
     fl = roofline.floors(P.LEADERBOARD, d)

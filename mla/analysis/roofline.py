@@ -193,6 +193,8 @@ SM90_ISSUE = IssueModel(
              "64 INT32 lanes per SM (16 per scheduler): an ALU-pipe warp-instruction every 2 clocks per "
              "scheduler (Hopper whitepaper; the ALU-pipe opcodes: mla.analysis.isa.SASS_ALU_PIPE)"))
 
+SM90_DEVICES = frozenset({"h100", "h200"})  # the GPUs SM90_ISSUE and the sm_90 static tables describe
+
 # columns of data/static/sm90/triton.csv the ceilings read (python -m mla isa --target sm90)
 STATIC_COLUMNS = ("sass_wgmma", "warp_instr_per_token", "smem_bytes_per_token", "alu_instr_per_token")
 
