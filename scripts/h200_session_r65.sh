@@ -16,6 +16,11 @@
 #   Added 14:25 UTC, before any run, after d39b6ec (live mode names the measuring device): the live figures are
 #   02_roofline_h100 / 02_pct_read_bw_h100 / 04_h100_variants with the H100's datasheet (3.35 TB/s) and this run's own
 #   read probe (3000-3150 GB/s), no H200 anchor points, and no new *_h200 figure is written.
+# Round 66 (2026-12-07 15:10 UTC, before the run): 335 s of device time left, TOTAL_BUDGET=250, ONLY=02. On an H200,
+#   r56a's short branch (TOTAL_BUDGET < 420): campaign 29's Triton part only, 200 s; predicted as above (best-format
+#   geomean 39.5-41.5 us kernel, fresh within 1 us). On an H100: notebook 02 alone in live mode (ONLY=02, ~200 s):
+#   its leaderboard campaign may not finish in that time; whatever rows land carry device h100, and if it finishes,
+#   figures 02_roofline_h100 / 02_pct_read_bw_h100 with the 3.35 TB/s datasheet line.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a}"
