@@ -6,7 +6,7 @@
 #   bash scripts/device_wheels.sh [DIR]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
-dir=${1:-.whl}; py=${PYTHON:-.venv/bin/python}
+dir=${1:-.whl}; py=${PYTHON:-.venv/bin/python}; [ -x "$py" ] || py=python3  # a checkout without `make setup`
 rm -rf "$dir" && mkdir -p "$dir"
 "$py" -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d "$dir" \
