@@ -43,6 +43,13 @@ install_flashinfer() {
   fi
 }
 
+# On an H200, r56a's H200 part (campaign 29, the A/Bs) with the budget left; false on any other card (rounds 63-65)
+r56a_on_h200() {
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || return 1
+  OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
+    || FAILURES+=("r56a")
+}
+
 # session_campaign N BUDGET_S BACKEND...: h200_campaign.sh (the leaderboard shapes, these backends) into $OUT/cN,
 # its files renamed $OUT/campaignN-<backend>.csv and $OUT/campaignN.log (a session driver's campaign part).
 session_campaign() {

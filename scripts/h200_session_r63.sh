@@ -38,12 +38,6 @@ session_begin "${1:?which part: r63a-d}"
 export TRITON_CACHE_DIR=/tmp/tcache-r63
 V168=v168_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_kt
 B="python3 -m mla bench --backend triton --no-progress --mode kernel,fresh --kv-format fp8 --config variant=$V168"
-# On an H200, r56a's H200 part (campaign 29, the A/Bs) with the budget left; false on any other card
-r56a_on_h200() {
-  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || return 1
-  OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-    || FAILURES+=("r56a")
-}
 case $PART in
 r63a)
   S=$OUT/fused-tma-r63a.csv

@@ -16,10 +16,7 @@ export TRITON_CACHE_DIR=/tmp/tcache-r64
 R64_TESTS="tests/test_cli_errors.py tests/test_cli_user.py tests/test_bench.py tests/test_targets.py tests/test_doctor.py"
 case $PART in
 r64a)
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-      || FAILURES+=("r56a")
-  else
+  if ! r56a_on_h200; then
     say "an H100, not an H200: round 64's changed test files"
     step r64-tests 150 python3 -m pytest -q -n 8 -p no:cacheprovider -rs $R64_TESTS --junitxml "$OUT/pytest-r64a.xml"
   fi

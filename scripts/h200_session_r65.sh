@@ -27,10 +27,7 @@ session_begin "${1:?which part: r65a}"
 export TRITON_CACHE_DIR=/tmp/tcache-r65
 case $PART in
 r65a)
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    OUT=$OUT TOTAL_BUDGET=$(( TOTAL_BUDGET - (SECONDS - START) )) bash scripts/h200_session_r56.sh r56a \
-      || FAILURES+=("r56a")
-  else
+  if ! r56a_on_h200; then
     say "an H100, not an H200: make reproduce (MODE=live) end to end"
     install_flashinfer
     left=$(( TOTAL_BUDGET - (SECONDS - START) - 25 ))
