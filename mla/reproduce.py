@@ -46,7 +46,8 @@ def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) 
 
     with tempfile.TemporaryDirectory(prefix="mla-kernel-") as sockets:
         cfg = Config()
-        cfg.KernelManager.transport, cfg.KernelManager.ip = "ipc", os.path.join(sockets, "kernel")
+        if os.name == "posix":  # zmq has no ipc transport on Windows: TCP there
+            cfg.KernelManager.transport, cfg.KernelManager.ip = "ipc", os.path.join(sockets, "kernel")
         NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, config=cfg,
                        resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     if mode != "replay":
