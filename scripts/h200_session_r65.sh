@@ -21,20 +21,25 @@
 #   geomean 39.5-41.5 us kernel, fresh within 1 us). On an H100: notebook 02 alone in live mode (ONLY=02, ~200 s):
 #   its leaderboard campaign may not finish in that time; whatever rows land carry device h100, and if it finishes,
 #   figures 02_roofline_h100 / 02_pct_read_bw_h100 with the 3.35 TB/s datasheet line.
+# Round 67 (2026-12-07 16:25 UTC, before any run): r65b, for a second call on a machine r65a left warm (an H200):
+#   `make reproduce` in live mode there, as r65a's H100 branch does. Predicted: the six notebooks execute (rc 0) in
+#   6-9 min, the live CSVs land under data/measured/h200/ and carry this run's commit, every check passes.
 set -u
 source scripts/_device_steps.sh
-session_begin "${1:?which part: r65a}"
+session_begin "${1:?which part: r65a or r65b}"
 export TRITON_CACHE_DIR=/tmp/tcache-r65
+# the README's main command on this GPU, with FlashInfer from the bundle, within what is left of the budget
+live_reproduce() {
+  install_flashinfer
+  local left=$(( TOTAL_BUDGET - (SECONDS - START) - 25 ))
+  OUT=$OUT/live LIVE_TIMEOUT=$left bash scripts/h200_live_reproduce.sh 2>&1 | tail -40 | tee -a "$LOG"
+  (( PIPESTATUS[0] == 0 )) || FAILURES+=("live reproduce")
+}
 case $PART in
 r65a)
-  if ! r56a_on_h200; then
-    say "an H100, not an H200: make reproduce (MODE=live) end to end"
-    install_flashinfer
-    left=$(( TOTAL_BUDGET - (SECONDS - START) - 25 ))
-    OUT=$OUT/live LIVE_TIMEOUT=$left bash scripts/h200_live_reproduce.sh 2>&1 | tail -40 | tee -a "$LOG"
-    (( PIPESTATUS[0] == 0 )) || FAILURES+=("live reproduce")
-  fi
+  r56a_on_h200 || { say "an H100, not an H200: make reproduce (MODE=live) end to end"; live_reproduce; }
   ;;
-*) echo "unknown part $PART (r65a)" >&2; exit 2 ;;
+r65b) live_reproduce ;;
+*) echo "unknown part $PART (r65a or r65b)" >&2; exit 2 ;;
 esac
 say "failures: ${FAILURES[*]:-none}; total $(( SECONDS - START )) s"
