@@ -142,6 +142,7 @@ def register(sub) -> None:
     p.add_argument("--mode", choices=("replay", "live"), default="replay",
                    help="replay: plot committed data/ (CPU); live: re-measure through mla first (GPU)")
     p.add_argument("--only", default=None,
-                   help="run only notebooks whose name contains this (default: every notebook)")
+                   help="run only notebooks whose name contains one of these comma-separated parts, e.g. 03,05 "
+                        "(default: every notebook)")
     p.add_argument("--timeout", type=positive_int, default=1200, help="seconds per notebook cell")
     p.set_defaults(func=_cmd_reproduce)

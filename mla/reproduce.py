@@ -22,8 +22,15 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def notebook_paths(only: str | None = None) -> list[pathlib.Path]:
+    """The numbered notebooks in order; ``only`` keeps those whose name contains one of its comma-separated parts
+    ("03,05": notebooks 03 and 05, still in order)."""
     paths = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-    return [p for p in paths if only is None or only in p.name]
+    if only is None:
+        return paths
+    parts = [s.strip() for s in only.split(",") if s.strip()]
+    if not parts:
+        raise ValueError(f"--only {only!r} names no notebook (give name parts separated by commas, e.g. 03,05)")
+    return [p for p in paths if any(s in p.name for s in parts)]
 
 
 def run_notebook(path: pathlib.Path, mode: str = "replay", timeout: int = 1200) -> float:

@@ -396,3 +396,13 @@ def test_normalise_keeps_what_identical_runs_share_and_drops_what_they_do_not():
     other.metadata["language_info"] = {"name": "python", "version": "3.11.2"}
     reproduce.normalise(other)
     assert other.metadata["language_info"]["version"] == nb.metadata["language_info"]["version"]
+
+
+def test_only_takes_comma_separated_name_parts_in_order():
+    """`mla reproduce --only 05,03` runs notebooks 03 and 05, in the repo's order; an empty filter is refused."""
+    names = [p.name[:2] for p in reproduce.notebook_paths("05, 03")]
+    assert names == ["03", "05"]
+    assert [p.name[:2] for p in reproduce.notebook_paths("roofline")] == ["02"]
+    assert reproduce.notebook_paths("99") == []
+    with pytest.raises(ValueError, match="names no notebook"):
+        reproduce.notebook_paths(" , ")
