@@ -24,6 +24,9 @@
 # Round 67 (2026-12-07 16:25 UTC, before any run): r65b, for a second call on a machine r65a left warm (an H200):
 #   `make reproduce` in live mode there, as r65a's H100 branch does. Predicted: the six notebooks execute (rc 0) in
 #   6-9 min, the live CSVs land under data/measured/h200/ and carry this run's commit, every check passes.
+# Outcome (round 67, 16:24-16:45 UTC, H100s; notes-triton "Round 67"): r65a's H100 branch ran 00-02 in its 510 s and
+#   was cut in 03; 03 (282 s) and 05 (21 s) ran in later calls, 04 only in part. All six in 6-9 min: missed (~15 min
+#   on an H100). Every row ok, H100-named figures, probe 3028-3135 GB/s: met. data/measured/h100/live-2026-12-07/.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
