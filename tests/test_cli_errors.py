@@ -134,7 +134,7 @@ def test_report_an_unknown_device_lists_the_measured_ones(capsys):
     ("smoke", "and/or case names, comma-separated; leaderboard and extended are GPU-sized (minutes and tens of GB "
               "on a CPU) (default: smoke)"),
     ("submission", "hip: mxfp4 only (default: mxfp4)"),
-    ("reproduce", "run only notebooks whose name contains this (default: every notebook)"),
+    ("reproduce", "run only notebooks whose name contains one of these comma-separated parts, e.g. 03,05 (default: every notebook)"),
     ("reproduce", "(GPU) (default: replay)"),
 ])
 def test_help_shows_the_defaults(command, needle):
