@@ -27,6 +27,10 @@
 # Outcome (round 67, 16:24-16:45 UTC, H100s; notes-triton "Round 67"): r65a's H100 branch ran 00-02 in its 510 s and
 #   was cut in 03; 03 (282 s) and 05 (21 s) ran in later calls, 04 only in part. All six in 6-9 min: missed (~15 min
 #   on an H100). Every row ok, H100-named figures, probe 3028-3135 GB/s: met. data/measured/h100/live-2026-12-07/.
+# Round 68 (2026-12-07 17:50 UTC, before any run): r65a unchanged. On an H200: campaign 29 as predicted above (Triton
+#   best-format geomean 39.5-41.5 us kernel, fresh within 1 us of kernel). On an H100 with ONLY=04: notebook 04 alone
+#   executes to the end (rc 0) within ~300 s (round 67 ran two of its three sweeps in ~400 s including 03), every row's
+#   check passes, its CSVs carry device h100 and the figure is 04_h100_variants; no *_h200 figure is written.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
