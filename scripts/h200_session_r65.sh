@@ -31,6 +31,8 @@
 #   best-format geomean 39.5-41.5 us kernel, fresh within 1 us of kernel). On an H100 with ONLY=04: notebook 04 alone
 #   executes to the end (rc 0) within ~300 s (round 67 ran two of its three sweeps in ~400 s including 03), every row's
 #   check passes, its CSVs carry device h100 and the figure is 04_h100_variants; no *_h200 figure is written.
+# Outcome (round 68, 19:00-19:04 UTC, an H100 after eleven calls without a machine): 04 executed live in 206 s, 62 rows
+#   all ok, 04_h100_variants, no *_h200 figure: met. Every notebook has now run live on an H100. Campaign 29: not run.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"

@@ -76,6 +76,14 @@ def test_rows_device_is_the_live_rows_one_device_and_h200_in_replay():
         measured.rows_device(rows, "measure")
 
 
+def test_rows_origin_names_the_manifest_in_replay_and_this_execution_in_live():
+    """Figure notes say where their rows came from: a live figure must not claim manifest runs."""
+    assert measured.rows_origin("replay") == "manifest runs only"
+    assert "manifest" not in measured.rows_origin("live") and "live" in measured.rows_origin("live")
+    with pytest.raises(ValueError, match="unknown mode 'measure'"):
+        measured.rows_origin("measure")
+
+
 def test_read_bandwidth_is_the_live_rows_own_run_not_the_manifests():
     """Live rows hold none of the manifest's runs: their own triton leaderboard run's probe, not the H200's."""
     from mla.analysis import manifest

@@ -265,6 +265,14 @@ def rows_device(df: pd.DataFrame | None, mode: str = "replay") -> tuple[str, str
     return slugs[0], slugs[0].upper()
 
 
+def rows_origin(mode: str = "replay") -> str:
+    """Where a notebook's rows came from, for figure notes and captions: the manifest's runs (replay) or the
+    commands this execution just ran (live)."""
+    if mode not in ("replay", "live"):
+        raise ValueError(f"unknown mode {mode!r}; choose from ('replay', 'live')")
+    return "manifest runs only" if mode == "replay" else "this execution's live runs only"
+
+
 def run_live(command: str | list[str], data_dir: Path | str | None = None) -> list[Path]:
     """Run ``python -m mla bench ...`` command(s) (live mode), each with its ``--out`` replaced by a
     fresh file ``<data>/measured/<device-slug>/<run_id>-live.csv`` (CSV files are never overwritten;
