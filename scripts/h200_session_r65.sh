@@ -33,6 +33,11 @@
 #   check passes, its CSVs carry device h100 and the figure is 04_h100_variants; no *_h200 figure is written.
 # Outcome (round 68, 19:00-19:04 UTC, an H100 after eleven calls without a machine): 04 executed live in 206 s, 62 rows
 #   all ok, 04_h100_variants, no *_h200 figure: met. Every notebook has now run live on an H100. Campaign 29: not run.
+# Round 69 (2026-12-07 20:10 UTC, before any run): r65a with ONLY=04. On an H200: campaign 29 as predicted above. On an
+#   H100: notebook 04 live with the sweep file's two new variant lines (the swap-AB and Gluon kernels, v75-v170): ~84
+#   rows in ~300 s, every row ok; at bs256-kv8192 the fastest fp8 variant is v168 / v169 at 415-440 us (r54a: 420.8 /
+#   427.1) and the fastest MXFP4 is v170 at 330-360 us (round 67's default call: 339.5), so the live figure's best lies
+#   within ~10% of the default call instead of 891 / 1221 us.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"

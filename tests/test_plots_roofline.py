@@ -4,6 +4,7 @@ accuracy study and the loaders that turn data/ rows into tables."""
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -303,6 +304,9 @@ def test_campaign_commands_come_from_the_scripts():
              if ln.strip() and not ln.lstrip().startswith("#")]
     assert len(cmds["sweeps"]) >= len(lines) and all(any(ln.strip() in c for c in cmds["sweeps"]) for ln in lines)
     assert all("--sweep num_splits=" in c for c in measured.campaign("splits"))
+    from mla.kernels.triton.variants import VARIANTS  # every variant a sweep line names exists (a typo fails here, not on the GPU)
+    named = [v for c in measured.campaign("variants") for v in re.search(r"--sweep variant=(\S+)", c).group(1).split(",")]
+    assert named and not [v for v in named if v not in VARIANTS]
     assert measured.campaign("static_sm90") == ["python -m mla isa --target sm90 --write"]
     with pytest.raises(ValueError):
         measured.campaign("nope")
