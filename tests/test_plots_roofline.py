@@ -425,6 +425,21 @@ def test_littles_law_reaches_the_bandwidth_only_for_large_calls():
     assert pct[0] < 5 and pct[1] > 99 and t[0] == pytest.approx(6.25)
 
 
+def test_run_live_keeps_a_line_this_device_cannot_run_and_raises_on_a_real_failure(tmp_path, monkeypatch):
+    """A sweep line of Gluon (sm90-only) variants elsewhere (here: the interpreter) writes only 'unsupported' rows and
+    bench exits 1; live mode keeps the file and goes on. A command that fails outright still raises."""
+    import subprocess
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    cmd = ("python -m mla bench --cases bs2-kv64-q1-h16 --backend triton --kv-format fp8 --device cpu --min-runs 2 "
+           "--max-runs 2 --bandwidth-gbs 1,1 --no-progress --sweep variant=v160_n64_w4_s2_gl_en_ls_p8_qc_pp_cf_ldsm_ur_sf_qf_c1")
+    (f,) = measured.run_live(cmd, data_dir=tmp_path)
+    st = pd.read_csv(f)["status"]
+    assert list(st) == ["unsupported"]
+    assert measured.ok_rows(measured.load_measured(files=[f]), leaderboard_only=False) is None  # nothing to plot
+    with pytest.raises(subprocess.CalledProcessError):  # an unknown case: bench's request error (exit 2), no file
+        measured.run_live("python -m mla bench --cases no-such-case --backend torch --device cpu", data_dir=tmp_path)
+
+
 def test_live_session_runs_each_command_once(tmp_path, monkeypatch):
     monkeypatch.setenv("MLA_LIVE_SESSION", "t1")
     cmd = ("python -m mla bench --cases bs2-kv64-q1-h16 --backend torch --kv-format bf16 --device cpu --min-runs 2 "

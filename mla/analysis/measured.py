@@ -276,7 +276,8 @@ def rows_origin(mode: str = "replay") -> str:
 def run_live(command: str | list[str], data_dir: Path | str | None = None) -> list[Path]:
     """Run ``python -m mla bench ...`` command(s) (live mode), each with its ``--out`` replaced by a
     fresh file ``<data>/measured/<device-slug>/<run_id>-live.csv`` (CSV files are never overwritten;
-    ``--append`` is dropped) and return those files. Raises if a command fails."""
+    ``--append`` is dropped) and return those files. Raises if a command fails, except one whose every row cannot run
+    on this device (unsupported / unavailable: a line of sm90-only variants elsewhere), whose file is kept."""
     import torch
 
     from ..bench import provenance as prov
@@ -303,11 +304,25 @@ def run_live(command: str | list[str], data_dir: Path | str | None = None) -> li
             dev = args[args.index("--device") + 1]
         out = Path(data_dir or DATA) / "measured" / prov.device_slug(dev) / f"{prov.new_run_id(dev)}-live.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, *args[1:], "--out", str(out)], cwd=ROOT, check=True)
+        rc = subprocess.run([sys.executable, *args[1:], "--out", str(out)], cwd=ROOT).returncode
+        if rc and not _only_not_runnable_here(out):
+            raise subprocess.CalledProcessError(rc, [sys.executable, *args[1:], "--out", str(out)])
+        if rc:  # e.g. a sweep line of Gluon (sm90) variants on another GPU: its rows say why, the notebook goes on
+            print(f"[mla] live: no row of {short_command(cmd)} can run on this device (kept: {_rel(out)})")
         files.append(out)
         if session:
             _live_index(session, data_dir, add={cmd: str(out)})
     return files
+
+
+def _only_not_runnable_here(csv: Path) -> bool:
+    """Whether a bench CSV exists and each of its rows is 'unsupported' or 'unavailable' on this machine (bench exits 1
+    when no row was measured; a row that failed its check or errored is not this)."""
+    try:
+        status = pd.read_csv(csv, usecols=["status"])["status"]
+    except (OSError, ValueError):
+        return False
+    return len(status) > 0 and status.isin(["unsupported", "unavailable"]).all()
 
 
 def _live_index(session: str, data_dir=None, add: dict | None = None) -> dict:
