@@ -38,6 +38,7 @@
 #   rows in ~300 s, every row ok; at bs256-kv8192 the fastest fp8 variant is v168 / v169 at 415-440 us (r54a: 420.8 /
 #   427.1) and the fastest MXFP4 is v170 at 330-360 us (round 67's default call: 339.5), so the live figure's best lies
 #   within ~10% of the default call instead of 891 / 1221 us.
+# Outcome (round 69, 20:00-20:30 UTC): no machine in six calls, then lending paused; not run. The prediction stands.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
