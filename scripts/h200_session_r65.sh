@@ -38,7 +38,9 @@
 #   rows in ~300 s, every row ok; at bs256-kv8192 the fastest fp8 variant is v168 / v169 at 415-440 us (r54a: 420.8 /
 #   427.1) and the fastest MXFP4 is v170 at 330-360 us (round 67's default call: 339.5), so the live figure's best lies
 #   within ~10% of the default call instead of 891 / 1221 us.
-# Outcome (round 69, 20:00-20:30 UTC): no machine in six calls, then lending paused; not run. The prediction stands.
+# Outcome (round 69, 21:34-21:38 UTC, an H100, TOTAL_BUDGET=250): 04 cut by its 200-s limit in the last line, 75 rows
+#   all ok; fp8 at bs256-kv8192 v169 405.6 / v168 409.5 us: missed low (within 0.5% of the default call's 403.8);
+#   MXFP4's new line cut after v86 at bs32 (v170 not measured); ~84 rows in ~300 s: not tested.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
