@@ -41,6 +41,10 @@
 # Outcome (round 69, 21:34-21:38 UTC, an H100, TOTAL_BUDGET=250): 04 cut by its 200-s limit in the last line, 75 rows
 #   all ok; fp8 at bs256-kv8192 v169 405.6 / v168 409.5 us: missed low (within 0.5% of the default call's 403.8);
 #   MXFP4's new line cut after v86 at bs32 (v170 not measured); ~84 rows in ~300 s: not tested.
+# Round 70 (2026-12-07 22:30 UTC, before any run): r65a with ONLY=04, TOTAL_BUDGET=560. On an H200: campaign 29 as
+#   predicted above. On an H100: notebook 04 live to the end (rc 0) in 300-420 s of its ~480-s limit, ~86 rows all ok,
+#   figure 04_h100_variants written; fp8 best at bs256-kv8192 400-415 us (round 69: v169 405.6); MXFP4 v170 there at
+#   335-375 us (round 67's default call: 339.5), the fastest MXFP4 row of the figure.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
