@@ -45,6 +45,10 @@
 #   predicted above. On an H100: notebook 04 live to the end (rc 0) in 300-420 s of its ~480-s limit, ~86 rows all ok,
 #   figure 04_h100_variants written; fp8 best at bs256-kv8192 400-415 us (round 69: v169 405.6); MXFP4 v170 there at
 #   335-375 us (round 67's default call: 339.5), the fastest MXFP4 row of the figure.
+# Outcome (round 70, 22:51-22:57 UTC, an H100 named `nvidia-h200`, a67bcd9): 04 live to the end (rc 0) in 336 s, 84 rows
+#   all ok, 04_h100_variants written; fp8 v169 403.7 us, MXFP4 v170 339.8 us (fastest MXFP4 row): all met.
+# Round 70, second call (before it): r65a with ONLY=none. On an H200: campaign 29 as predicted above. On an H100:
+#   the card line only.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
@@ -58,7 +62,9 @@ live_reproduce() {
 }
 case $PART in
 r65a)
-  r56a_on_h200 || { say "an H100, not an H200: make reproduce (MODE=live) end to end"; live_reproduce; }
+  # ONLY=none: a try for an H200 alone; an H100 logs its card line and returns (the start is the only cost)
+  r56a_on_h200 || if [ "${ONLY:-}" = none ]; then say "an H100, not an H200: nothing queued for it (ONLY=none)"
+  else say "an H100, not an H200: make reproduce (MODE=live) end to end"; live_reproduce; fi
   ;;
 r65b) live_reproduce ;;
 *) echo "unknown part $PART (r65a or r65b)" >&2; exit 2 ;;
