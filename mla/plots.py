@@ -233,6 +233,29 @@ def hbars(ax, values, *, top: int | None = None, colors=None, xlabel: str = "", 
     return s
 
 
+def variant_panels(tabs, shapes, *, title: str, time: str = "kernel", top: int = 10, reference=None):
+    """Notebook 04's variant figure: one panel per (shape, KV format), the ``top`` fastest variants of each table in
+    ``tabs`` (format -> case x variant of median us, :func:`mla.analysis.measured.variant_sweep`). ``reference`` maps
+    (case, format) to (us, label): a dashed line, e.g. the default call's time at that shape."""
+    import pandas as pd
+
+    fig, axes = plt.subplots(len(shapes), len(tabs), figsize=(5.2 * len(tabs), 4.2 * len(shapes)), squeeze=False)
+    for row, case in zip(axes, shapes):
+        for ax, (f, t) in zip(row, tabs.items()):
+            g = t.loc[case] if case in t.index else pd.Series(dtype=float)  # a shape this format did not run: empty
+            hbars(ax, g, top=top, colors=color(f), xlabel=f"{time} time (us)")
+            n = int(g.notna().sum())
+            head = f"{case}\n{f} KV: " + (f"{top} fastest of {n}" if n > top else f"all {n}")  # lines: fits the panel
+            if reference and (case, f) in reference:
+                us, label = reference[(case, f)]
+                ax.axvline(us, color="#333333", ls="--", lw=1)
+                head += f"\ndashed: {label}, {us:.0f} us"
+            ax.set_title(head, fontsize=9.5)
+            ax.tick_params(axis="y", labelsize=7)
+    fig.suptitle(title)
+    return fig
+
+
 def labelled_points(ax, xs, ys, labels, **kw) -> None:
     """Scatter with a small text label next to each point (roofline shapes)."""
     ax.scatter(xs, ys, **kw)

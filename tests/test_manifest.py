@@ -586,6 +586,30 @@ def test_committed_round_63_rows_say_what_the_notes_say():
     assert measured.round63_run({"ab": "missing.csv", "spread": "x", "timelines": {}}) is None
 
 
+def test_committed_round_70_sweep_says_what_the_notes_say():
+    """measured.round70_run reads round 70's live notebook-04 sweep (one H100 call, all five variant lines of
+    scripts/campaign_sweeps.txt) and round 67's default call: 7 bf16, 18 fp8 and 17 MXFP4 variants at both shapes; at
+    bs256-kv8192 the sweep's fastest fp8 / MXFP4 kernels are the default call's (v169 / v170 at one split) and match
+    its time within 1%; at bs32-kv8192 the default call (4 splits) beats every fp8 / MXFP4 row of the sweep, which
+    runs each kernel at the bench's split count for a named kernel (8)."""
+    from mla.analysis import measured
+
+    run = measured.round70_run()
+    assert run is not None, "round 70's rows are committed under data/measured/h100/live-2026-12-07/"
+    tabs, default = run
+    assert {f: t.shape[1] for f, t in tabs.items()} == {"bf16": 7, "fp8": 18, "mxfp4": 17}
+    assert all(t.notna().all().all() for t in tabs.values())  # every variant ran and passed its check at both shapes
+    d = default.set_index(["case", "kv_format"])
+    assert len(d) == 6 and (d.splits.loc["bs256-kv8192-q1-h16"] == 1).all()
+    assert (d.splits.loc["bs32-kv8192-q1-h16"].loc[["fp8", "mxfp4"]] == 4).all()
+    for f, kernel in (("fp8", "v169"), ("mxfp4", "v170")):
+        best = tabs[f].loc["bs256-kv8192-q1-h16"]
+        assert best.idxmin().split("_")[0] == kernel == d.loc[("bs256-kv8192-q1-h16", f), "kernel"]
+        assert abs(best.min() / d.loc[("bs256-kv8192-q1-h16", f), "us"] - 1) < 0.01
+        assert d.loc[("bs32-kv8192-q1-h16", f), "us"] < tabs[f].loc["bs32-kv8192-q1-h16"].min()
+    assert measured.round70_run({"sweeps": ("missing.csv",), "default": "x"}) is None
+
+
 def test_q_first_at_the_default_split_counts_across_sessions():
     """measured.q_first_default_splits: campaign 24 (v158 / v159) against round 50's default-plan rows at the same
     split counts; the unchanged kernels (v149 / v143) within 3% (the control), fp8's new kernel >= 5% faster on the

@@ -152,6 +152,31 @@ def test_save_writes_png_and_svg_with_footer(tmp_path, monkeypatch):
     assert p[0].exists() and "NO DATA YET" in p[1].read_text()
 
 
+def test_variant_panels_keep_the_suptitle_rank_the_fastest_and_draw_the_reference():
+    """plots.variant_panels (notebook 04's variant figures): the figure title is the caller's (not the last panel's),
+    each panel holds the ``top`` fastest variants of its shape, fastest first, a (case, format) reference adds a dashed
+    line at its time and names it in the panel title, and a shape a format did not run is an empty panel."""
+    import matplotlib.pyplot as plt
+
+    from mla import plots
+
+    fp8 = pd.DataFrame({"v1": [30.0, 300.0], "v2": [20.0, 310.0], "v3": [25.0, None]}, index=["a", "b"])
+    bf16 = pd.DataFrame({"v1": [50.0], "v2": [40.0]}, index=["a"])
+    fig = plots.variant_panels({"bf16": bf16, "fp8": fp8}, ["a", "b"], title="my title", top=2,
+                               reference={("b", "fp8"): (305.0, "default call")})
+    try:
+        assert fig._suptitle.get_text() == "my title"
+        ax = fig.axes
+        assert [t.get_text() for t in ax[1].get_yticklabels()] == ["v2", "v3"]  # a: the 2 fastest of 3
+        assert ax[1].get_title() == "a\nfp8 KV: 2 fastest of 3"
+        assert "dashed: default call, 305 us" in ax[3].get_title() and len(ax[3].get_lines()) == 1
+        assert ax[3].get_lines()[0].get_xdata()[0] == 305.0
+        assert ax[2].get_title() == "b\nbf16 KV: all 0" and not ax[2].patches  # bf16 did not run shape b
+        assert not ax[1].get_lines()  # no reference for (a, fp8)
+    finally:
+        plt.close(fig)
+
+
 def test_colors_are_fixed_per_backend_and_format():
     from mla import plots
 

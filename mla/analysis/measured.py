@@ -919,6 +919,36 @@ def round63_run(run: Mapping | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
     return pd.DataFrame(rows), ph, sp.reset_index(drop=True)
 
 
+_LIVE_H100 = "measured/h100/live-2026-12-07"
+ROUND70_RUN = {  # round 70 (docs/notes-triton.md, "Round 70"): notebook 04's five variant lines, live, one H100 call
+    "sweeps": tuple(f"{_LIVE_H100}/20261207T{n}-live.csv" for n in (
+        "225134Z-h100-3653", "225217Z-h100-c3d7", "225325Z-h100-2dff",  # bf16 / fp8 / MXFP4, v1-v37
+        "225443Z-h100-7432", "225542Z-h100-d2cc")),  # fp8 v75-v169, MXFP4 v86-v170: the default call's kernels
+    "default": f"{_LIVE_H100}/20261207T162825Z-h100-bfa3-live.csv"}  # round 67's live leaderboard run, Triton
+ROUND70_CMD = ["MLA_GIT_COMMIT=<sha> TOTAL_BUDGET=560 ONLY=04 PYTHONPATH=. bash scripts/h200_session_r65.sh r65a "
+               "(an H100: notebook 04 in live mode, its commands in scripts/campaign_sweeps.txt)"]
+
+
+def round70_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict, pd.DataFrame] | None:
+    """(tables, default) of round 70: notebook 04's five variant lines as one H100 call ran them live (commit a67bcd9),
+    the only run that times v1-v170 side by side on one machine. Tables: KV format -> case x variant of ``mode`` times
+    (:func:`variant_sweep`: checked rows, each kernel at the bench's split count for a named kernel). Default: the
+    default call's checked rows at the same shapes from round 67's live leaderboard run (another H100 session, 0c673ce,
+    the same kernels): ``case``, ``kv_format``, ``kernel`` (variant's short name), ``splits``, ``us``. ``run`` maps
+    "sweeps" to paths and "default" to a path under data/ (default :data:`ROUND70_RUN`); None when a file is missing."""
+    run = ROUND70_RUN if run is None else run
+    paths = [DATA / p for p in (*run["sweeps"], run["default"])]
+    if not all(p.exists() for p in paths):
+        return None
+    df = load_measured(files=paths[:-1])
+    tabs = {f: t for f in P.KV_FORMATS if (t := variant_sweep(df, f, mode)) is not None}
+    d = default_rows(load_measured(files=paths[-1:]))
+    d = d[d["case"].isin({c for t in tabs.values() for c in t.index})]
+    default = pd.DataFrame({"case": d["case"], "kv_format": d["kv_format"], "kernel": d["variant"].str.split("_").str[0],
+                            "splits": d["heuristic_splits"], "us": d[f"{mode}_median_us"], "source_csv": d["source_csv"]})
+    return tabs, default.reset_index(drop=True)
+
+
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
                       flush: str = "write") -> pd.DataFrame | None:
     """The timeline run's kernel-mode time with the instrument off (``kernel_off_median_us``, checked) over the same
