@@ -49,6 +49,9 @@
 #   all ok, 04_h100_variants written; fp8 v169 403.7 us, MXFP4 v170 339.8 us (fastest MXFP4 row): all met.
 # Round 70, second call (before it): r65a with ONLY=none. On an H200: campaign 29 as predicted above. On an H100:
 #   the card line only.
+# Outcome (round 70, 22:58-23:18 UTC): held back twice (15 s), refused twice (180 s); no machine.
+# Round 70, last call (23:28 UTC, before it): r65a with ONLY=none, TOTAL_BUDGET=400 (r56a's short branch on an H200:
+#   campaign 29's Triton part, best-format geomean 39.5-41.5 us kernel, fresh within 1 us). On an H100: the card line.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
