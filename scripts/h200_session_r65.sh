@@ -53,6 +53,7 @@
 # Round 70, last call (23:28 UTC, before it): r65a with ONLY=none, TOTAL_BUDGET=400 (r56a's short branch on an H200:
 #   campaign 29's Triton part, best-format geomean 39.5-41.5 us kernel, fresh within 1 us). On an H100: the card line.
 #   Refused (23:28, 180 s). Tried once more at ~23:40 with TOTAL_BUDGET=240 (the same short branch, ~200 s), same prediction.
+#   Outcome: refused (23:40, too little device time left; 180 s). Campaign 29: not run.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
