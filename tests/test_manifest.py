@@ -608,6 +608,9 @@ def test_committed_round_70_sweep_says_what_the_notes_say():
         assert abs(best.min() / d.loc[("bs256-kv8192-q1-h16", f), "us"] - 1) < 0.01
         assert d.loc[("bs32-kv8192-q1-h16", f), "us"] < tabs[f].loc["bs32-kv8192-q1-h16"].min()
     assert measured.round70_run({"sweeps": ("missing.csv",), "default": "x"}) is None
+    sweeps = measured.ROUND70_RUN["sweeps"]
+    with pytest.raises(ValueError, match="no checked default-call"):  # a sweep file holds no default-call rows
+        measured.round70_run({"sweeps": sweeps, "default": sweeps[0]})
 
 
 def test_q_first_at_the_default_split_counts_across_sessions():

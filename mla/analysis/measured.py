@@ -931,11 +931,12 @@ ROUND70_CMD = ["MLA_GIT_COMMIT=<sha> TOTAL_BUDGET=560 ONLY=04 PYTHONPATH=. bash 
 
 def round70_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict, pd.DataFrame] | None:
     """(tables, default) of round 70: notebook 04's five variant lines as one H100 call ran them live (commit a67bcd9),
-    the only run that times v1-v170 side by side on one machine. Tables: KV format -> case x variant of ``mode`` times
+    the only run that times kernels from v1 to v170 side by side on one machine. Tables: KV format -> case x variant of ``mode`` times
     (:func:`variant_sweep`: checked rows, each kernel at the bench's split count for a named kernel). Default: the
     default call's checked rows at the same shapes from round 67's live leaderboard run (another H100 session, 0c673ce,
     the same kernels): ``case``, ``kv_format``, ``kernel`` (variant's short name), ``splits``, ``us``. ``run`` maps
-    "sweeps" to paths and "default" to a path under data/ (default :data:`ROUND70_RUN`); None when a file is missing."""
+    "sweeps" to paths and "default" to a path under data/ (default :data:`ROUND70_RUN`); None when a file is missing,
+    a ValueError when the default file has no default-call rows."""
     run = ROUND70_RUN if run is None else run
     paths = [DATA / p for p in (*run["sweeps"], run["default"])]
     if not all(p.exists() for p in paths):
@@ -943,6 +944,8 @@ def round70_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict,
     df = load_measured(files=paths[:-1])
     tabs = {f: t for f in P.KV_FORMATS if (t := variant_sweep(df, f, mode)) is not None}
     d = default_rows(load_measured(files=paths[-1:]))
+    if d is None:
+        raise ValueError(f"{run['default']} holds no checked default-call Triton rows (config without variant / num_splits)")
     d = d[d["case"].isin({c for t in tabs.values() for c in t.index})]
     default = pd.DataFrame({"case": d["case"], "kv_format": d["kv_format"], "kernel": d["variant"].str.split("_").str[0],
                             "splits": d["heuristic_splits"], "us": d[f"{mode}_median_us"], "source_csv": d["source_csv"]})
