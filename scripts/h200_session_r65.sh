@@ -54,6 +54,9 @@
 #   campaign 29's Triton part, best-format geomean 39.5-41.5 us kernel, fresh within 1 us). On an H100: the card line.
 #   Refused (23:28, 180 s). Tried once more at ~23:40 with TOTAL_BUDGET=240 (the same short branch, ~200 s), same prediction.
 #   Outcome: refused (23:40, too little device time left; 180 s). Campaign 29: not run.
+# Round 71 (2026-12-08 00:30 UTC, before any run): r65a with ONLY=none, TOTAL_BUDGET=560. On an H200: campaign 29 as
+#   predicted above (Triton best-format geomean 39.5-41.5 us kernel, fresh within 1 us of kernel, every row ok). On an
+#   H100: the card line only.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
