@@ -57,6 +57,14 @@
 # Round 71 (2026-12-08 00:30 UTC, before any run): r65a with ONLY=none, TOTAL_BUDGET=560. On an H200: campaign 29 as
 #   predicted above (Triton best-format geomean 39.5-41.5 us kernel, fresh within 1 us of kernel, every row ok). On an
 #   H100: the card line only.
+# Outcome (round 71, 00:25 UTC): an H100 (GPU-7618cd62), the card line only (96 s held). Campaign 29: not run.
+# Round 71, second call (00:55 UTC, before it): r65a with ONLY=04, TOTAL_BUDGET=560, then on an H100 the new GPU tests
+#   of num_splits="kernel" (launch.kernel_rule_splits; campaign_sweeps.txt's swap-AB / Gluon lines now pass it). On an
+#   H200: campaign 29 as predicted above. On an H100: notebook 04 live to the end in 300-420 s, every row ok; at
+#   bs256-kv8192 every kernel keeps 1 split, so those rows repeat round 70 within 2%; at bs32-kv8192 the one-CTA-an-SM
+#   kernels move to 4 splits: MXFP4 v170 56-61 us (round 70 at 8: 68.4; the default call 58.1) and the fastest MXFP4
+#   row, v143 58-66; fp8 v168 66-71 (round 70: 71.5 at 8; the default call 68.0), v169 66-73, v149 73-80; v159 / v117 /
+#   v160 / v141 / v75 / v86 unchanged within 3% (their count stays 8). The 5 GPU tests pass.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"

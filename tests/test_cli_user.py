@@ -254,7 +254,7 @@ def test_submission_suggests_close_variants_not_all_of_them(tmp_path, capsys):
     (["--backend", "triton", "--config", "variant=nonexistent"],
      "unknown triton variant 'nonexistent'; no close match"),
     (["--backend", "triton", "--config", "graph=maybe"], "graph='maybe': choose from (True, False, 'auto')"),
-    (["--backend", "triton", "--sweep", "num_splits=0,2"], "num_splits=0: an int in [1, 64], 'auto' or 'race'"),
+    (["--backend", "triton", "--sweep", "num_splits=0,2"], "num_splits=0: an int in [1, 64], 'auto', 'kernel' or 'race'"),
     (["--backend", "triton", "--config", "pdl=sometimes"], "pdl='sometimes'"),
     (["--backend", "aiter", "--config", "mode=fast"], "aiter mode must be one of"),
     (["--config", "validate=nope"], "validate='nope': choose from"),

@@ -1284,6 +1284,81 @@ def test_default_kernel_choice_on_the_leaderboard_shapes():
     assert default_kernel_choice("fp8", [8192] * 64, 8, False, 1, 132, 64) == (None, 8, None)
 
 
+def test_num_splits_kernel_gives_each_kernel_the_default_calls_count():
+    """num_splits="kernel" (launch.kernel_rule_splits): a named kernel at the split count the default call's rules give
+    it. Round 70's variant sweep ran every kernel at the bench's two programs an SM instead: v170 at 8 splits of
+    bs32-kv8192 (two waves of a one-CTA-an-SM kernel) 68.4 us against the default call's 58.1 at 4. Offline, for a
+    132-SM GPU: the default call's own kernel at "kernel" is the default call on every leaderboard shape (the same
+    rules that sm90_default_call evaluates), and each family takes its own rule."""
+    from mla.analysis.measured import sm90_default_call
+    from mla.kernels.triton.launch import MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, kernel_rule_splits
+    from mla.kernels.triton.variants import GEN2_DEFAULT, get_variant
+
+    def splits(name, fmt, bs, kv, lens=None):
+        two = choose_num_splits(bs, kv, 1, 132, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+        return kernel_rule_splits(get_variant(name), fmt, lens or [kv] * bs, two, 1, 132, ragged=lens is not None)
+
+    for case in mla.get_cases("leaderboard"):
+        for fmt in ("fp8", "mxfp4"):
+            d = sm90_default_call(case.name, fmt)
+            assert splits(d["variant"], fmt, case.batch_size, case.kv_seq_len) == d["splits"], (case.name, fmt, d)
+    by_name = {n.split("_")[0]: n for n in VARIANTS}
+    v143, v149, v159, v160, v168, v169, v170 = (by_name[k] for k in ("v143", "v149", "v159", "v160", "v168", "v169",
+                                                                     "v170"))
+    # bs32-kv8192: two per SM is 8 splits; the warp-specialized and TMA-tile kernels run one program an SM (4)
+    assert [splits(v, "mxfp4", 32, 8192) for v in (v143, v159, v170)] == [4, 8, 4]
+    assert [splits(v, "fp8", 32, 8192) for v in (v149, v160, v168, v169)] == [4, 8, 4, 4]
+    # short splits: the one-warpgroup kernels one program an SM (bs4-kv8192: 32 splits of 4 tiles, not 64 of 2)
+    assert splits(v160, "fp8", 4, 8192) == 32 and splits(v159, "mxfp4", 4, 8192) == 32
+    assert splits(v170, "mxfp4", 4, 8192) == 32  # (ws_num_splits: 132 // 4 = 33, at most MAX_SPLITS // 2 = 32)
+    assert [splits(v, "fp8", 256, 8192) for v in (v149, v160, v168, v169)] == [1, 1, 1, 1]
+    # the portable generations keep two programs an SM
+    assert splits(GEN2_DEFAULT["fp8"], "fp8", 32, 8192) == 8 and splits(GEN2_DEFAULT["mxfp4"], "mxfp4", 4, 8192) == 64
+    # a ragged batch: no TMA swap in the chain, so a TMA kernel gets the one-warpgroup count
+    assert splits(v168, "fp8", 32, 8192, lens=[8192] * 31 + [4000]) == 8
+
+
+def test_num_splits_kernel_is_a_config_choice():
+    from mla.backends.triton_backend import BACKEND
+
+    BACKEND.check_config({"num_splits": "kernel"})
+    BACKEND.check_config({"num_splits": "kernel", "variant": HOPPER_DEFAULT["fp8"]})
+    with pytest.raises(ValueError, match="'auto', 'kernel' or 'race'"):
+        BACKEND.check_config({"num_splits": "kernels", "variant": HOPPER_DEFAULT["fp8"]})
+    data = mla.generate_input(2, 1, 64, seed=1)
+    with pytest.raises(ValueError, match="'auto', 'kernel' or 'race'"):
+        TritonDecodePlan(data, kv_format="fp8", num_splits="kernels")
+    if not SM90:  # (CPU: the portable default under the interpreter, at its two-per-SM count either way)
+        pytest.importorskip("triton")
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            big = mla.generate_input(4, 1, 2048, seed=1)
+            auto = TritonDecodePlan(big, kv_format="fp8", graph=False)
+            kern = TritonDecodePlan(big, kv_format="fp8", graph=False, num_splits="kernel",
+                                    variant=auto.variant.name)
+            assert kern.num_splits == auto.num_splits
+
+
+@gpu
+@pytest.mark.parametrize("key", ["v170", "v143", "v159", "v168", "v160"])
+def test_num_splits_kernel_plan_runs_at_the_rules_count_and_checks(key):
+    """On the GPU: a named kernel with num_splits="kernel" resolves kernel_rule_splits' count on this GPU's SMs (bs16-
+    kv4096 on 132 SMs: two per SM gives 16 splits of 4 tiles; the rules give 8 of 8 tiles to every kernel here but v159,
+    whose 256-token splits keep two per SM) and its NaN-poisoned output passes the own-format and leaderboard checks
+    (_checked)."""
+    from mla.kernels.triton.launch import (MIN_SPLIT_TOKENS_TILE_REDUCE, choose_num_splits, device_sm_count,
+                                           kernel_rule_splits)
+
+    name = next(n for n in VARIANTS if n.split("_")[0] == key)
+    v = VARIANTS[name]
+    data = mla.generate_input(16, 1, 4096, seed=71, device="cuda")
+    plan = _checked(data, name, num_splits="kernel")
+    sms = device_sm_count(data[0].device)
+    two = choose_num_splits(16, 4096, 1, sms, 64, MIN_SPLIT_TOKENS_TILE_REDUCE)
+    per_program = 2 if v.gluon_ws and not v.gluon_ws_pair_merge else 1
+    assert plan.num_splits == kernel_rule_splits(v, v.gluon_kv, [4096] * 16, two, 1, sms) * per_program
+    assert plan.config["num_splits"] == plan.num_splits
+
+
 def test_kv_tma_takes_none_or_false():
     data = mla.generate_input(2, 1, 64, seed=1)
     with pytest.raises(ValueError, match="kv_tma"):

@@ -2,8 +2,11 @@
 
 Config keys (all optional):
   variant      a name from mla.kernels.triton.VARIANTS (default per KV format: DEFAULT_VARIANT)
-  num_splits   int in [1, 64], "auto" (heuristic from batch, KV length, SM count) or "race"
-               (time candidates on these inputs; needs CUDA)
+  num_splits   int in [1, 64], "auto" (heuristic from batch, KV length, SM count: two programs an SM, and with
+               no variant named the default call's own rules on sm90), "kernel" (the count the default call's
+               rules give the named kernel, e.g. one program an SM for a warp-specialized one:
+               launch.kernel_rule_splits; what a variant sweep should compare) or "race" (time candidates on
+               these inputs; needs CUDA)
   graph        "auto" (default): on CUDA, plain launches; a CUDA graph captured when the same input
                addresses come on two consecutive calls and replayed for them after (never a stale
                graph, never a capture for inputs made fresh every call, also when the allocator hands
@@ -107,15 +110,16 @@ class TritonBackend(Backend):
         if helpers is not None and (isinstance(helpers, bool) or not isinstance(helpers, (int, float)) or helpers <= 0):
             raise ValueError(f"triton config steal_helpers={helpers!r}: a number > 0, or None")
         variant, ns = config.get("variant"), config.get("num_splits")
-        if (variant is None and _is_one_of(ns, (None, "auto", "race"))) or not self.availability()[0]:
+        if (variant is None and _is_one_of(ns, (None, "auto", "kernel", "race"))) or not self.availability()[0]:
             return  # (the names below live beside the kernels: importing them imports triton)
         from ..kernels.triton.launch import MAX_SPLITS
         from ..kernels.triton.variants import VARIANTS
 
         if variant is not None and variant not in VARIANTS:
             raise ValueError(variant_suggestion(variant, VARIANTS))
-        if not (_is_one_of(ns, (None, "auto", "race")) or (type(ns) is int and 1 <= ns <= MAX_SPLITS)):
-            raise ValueError(f"triton config num_splits={ns!r}: an int in [1, {MAX_SPLITS}], 'auto' or 'race'")
+        if not (_is_one_of(ns, (None, "auto", "kernel", "race")) or (type(ns) is int and 1 <= ns <= MAX_SPLITS)):
+            raise ValueError(f"triton config num_splits={ns!r}: an int in [1, {MAX_SPLITS}], 'auto', 'kernel' or "
+                             "'race'")
 
     def plan(self, data, *, kv_format: str, q_format: str, **config) -> Plan:
         if data[0].device.type == "cpu" and os.environ.get("TRITON_INTERPRET", "0") != "1":

@@ -324,6 +324,28 @@ def default_kernel_choice(kv_format: str, kv_lens, num_splits: int, splits_by_he
     return (name, num_splits, splits if name else None)
 
 
+def kernel_rule_splits(variant: Variant, kv_format: str, kv_lens, two_per_sm: int, num_head_groups: int,
+                       num_sms: int, *, ragged: bool = False) -> int:
+    """``num_splits="kernel"``: the split count the default call's rules give ``variant`` when it is the kernel they
+    pick, so that a named kernel is timed where the default call would run it (a variant sweep at ``"auto"`` runs
+    every kernel at ``two_per_sm``, choose_num_splits' two programs an SM: a second wave for the one-CTA-an-SM
+    warp-specialized kernels, 5-10% at bs32-kv8192 in round 70). Generation 3 on sm90 only:
+    - warp-specialized (gluon_ws): ws_num_splits, one program an SM (ws_default_choice's count);
+    - fp8 tiles by TMA (gluon_kv_tma): the count the default chain hands tma_default_variant (the warp-specialized
+      count where that swap applies, else the one-warpgroup count below);
+    - other one-warpgroup kernels: one_per_sm_splits (short splits one program an SM);
+    - the work-stealing kernels and the portable generations keep ``two_per_sm``.
+    The default call's own kernel at this count is the default call (tests/test_triton_gen3.py holds that)."""
+    if variant.family != "gluon" or variant.gluon_steal:
+        return two_per_sm
+    lens = [int(n) for n in kv_lens]
+    if variant.gluon_ws:
+        return ws_num_splits(len(lens), max(lens), num_head_groups, num_sms, variant.block_n)
+    swap, base, swap_splits = default_kernel_choice(kv_format, lens, two_per_sm, True, num_head_groups, num_sms,
+                                                    variant.block_n, ragged=ragged)
+    return swap_splits if variant.gluon_kv_tma and swap else base
+
+
 def ws_by_default(kv_format: str, kv_lens, num_splits: int, block_n: int) -> bool:
     """Whether the default call with these splits given takes a warp-specialized kernel (ws_default_variant;
     never for HOPPER_WS_ONE_WAVE's formats, whose rule needs the split count it picks itself, ws_default_choice)."""
@@ -610,7 +632,11 @@ class TritonDecodePlan:
         self.num_head_groups = num_heads // hp
         self.num_splits = self._resolve_splits(num_splits, data, split_table)
         swap_name = None  # (the warp-specialized or TMA-tile kernel the default call swaps in)
-        if reduce_by_rule and is_hopper_default(self.variant.name, kv_format):
+        default_chain = reduce_by_rule and is_hopper_default(self.variant.name, kv_format)
+        if num_splits == "kernel" and not default_chain:  # (the default chain below sets the same count itself)
+            self.num_splits = kernel_rule_splits(self.variant, kv_format, self.kv_lens, self.num_splits,
+                                                 self.num_head_groups, device_sm_count(self.device), ragged=ragged)
+        if default_chain:
             swap_name, self.num_splits, swap_splits = default_kernel_choice(
                 kv_format, self.kv_lens, self.num_splits, self.splits_by_heuristic, self.num_head_groups,
                 device_sm_count(self.device), self.variant.block_n, ragged=ragged,
@@ -636,7 +662,7 @@ class TritonDecodePlan:
         if timeline and self.variant.family != "gluon":
             raise ValueError(f"timeline=True (the program timeline) is implemented in the generation-3 kernels "
                              f"(gluon_sm90.py); variant {self.variant.name!r} is family {self.variant.family!r}")
-        if num_splits is None or num_splits == "auto":  # the work list's size: one wave (choose_num_splits' rule)
+        if num_splits in (None, "auto", "kernel"):  # the work list's size: one wave (choose_num_splits' rule)
             target = max(1, (CTAS_PER_SM_TARGET * device_sm_count(self.device)) // self.num_head_groups)
         else:  # an explicit num_splits = the mean splits per element
             target = self.num_splits * self.batch_size
@@ -789,8 +815,8 @@ class TritonDecodePlan:
     def _resolve_splits(self, num_splits, data, split_table) -> int:
         """The split count; sets ``splits_by_heuristic`` (neither given nor from the split table)."""
         self.splits_by_heuristic = False
-        if num_splits is None or num_splits == "auto":
-            if split_table:
+        if num_splits is None or num_splits in ("auto", "kernel"):
+            if split_table and num_splits != "kernel":  # ("kernel" is a rule: no saved race decides it)
                 hit = lookup_split_decision(split_table, self._decision_key())
                 if hit is not None:
                     return hit
@@ -803,7 +829,8 @@ class TritonDecodePlan:
             return race_num_splits(data, kv_format=self.kv_format, q_format=self.q_format,
                                    variant=self.variant.name, save_to=split_table)[0]
         if isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
-            raise ValueError(f"num_splits must be an int in [1, {MAX_SPLITS}], 'auto' or 'race'; got {num_splits!r}")
+            raise ValueError(f"num_splits must be an int in [1, {MAX_SPLITS}], 'auto', 'kernel' or 'race'; got "
+                             f"{num_splits!r}")
         return num_splits
 
     def _check_new_scales(self, data) -> None:
