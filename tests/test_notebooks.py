@@ -42,7 +42,7 @@ REQUIRED = {
            "03_heuristic_vs_best", "03_splitk_heatmap_anchor_seed003_fp8"],
     "04": ["04_gfx950_hip_resources", "04_gfx950_hip_loop_mix", "04_gfx950_triton_resources",
            "04_gfx950_triton_knobs", "04_sm90_triton_resources", "04_h200_variants", "04_sm90_static_vs_time",
-           "04_ablation_chain", "04_h100_variants_r70"],
+           "04_ablation_chain", "04_h100_variants_r71"],
     "05": ["05_shootout_times", "05_geomean", "05_cold_vs_kernel", "05_vs_flashinfer"],
 }
 

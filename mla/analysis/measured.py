@@ -927,17 +927,26 @@ ROUND70_RUN = {  # round 70 (docs/notes-triton.md, "Round 70"): notebook 04's fi
     "default": f"{_LIVE_H100}/20261207T162825Z-h100-bfa3-live.csv"}  # round 67's live leaderboard run, Triton
 ROUND70_CMD = ["MLA_GIT_COMMIT=<sha> TOTAL_BUDGET=560 ONLY=04 PYTHONPATH=. bash scripts/h200_session_r65.sh r65a "
                "(an H100: notebook 04 in live mode, its commands in scripts/campaign_sweeps.txt)"]
+ROUND71_RUN = {  # round 71 (docs/notes-triton.md, "Round 71"): the two later-generation lines again, num_splits=kernel
+    "sweeps": ROUND70_RUN["sweeps"][:3] + tuple(f"measured/h100/issue10/variants-kernel-r71a-{f}.csv"
+                                                 for f in ("fp8", "mxfp4")),
+    "default": ROUND70_RUN["default"],
+    "before": ROUND70_RUN["sweeps"][3:]}  # the same two lines at the bench's two programs an SM (round 70)
+ROUND71_CMD = ["MLA_GIT_COMMIT=<sha> TOTAL_BUDGET=420 PYTHONPATH=. bash scripts/h200_session_r71.sh r71a "
+               "(an H100: the lines of scripts/campaign_sweeps.txt that pass num_splits=kernel)"] + ROUND70_CMD
 
 
-def round70_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict, pd.DataFrame] | None:
-    """(tables, default) of round 70: notebook 04's five variant lines as one H100 call ran them live (commit a67bcd9),
-    the only run that times kernels from v1 to v170 side by side on one machine. Tables: KV format -> case x variant of ``mode`` times
-    (:func:`variant_sweep`: checked rows, each kernel at the bench's split count for a named kernel). Default: the
-    default call's checked rows at the same shapes from round 67's live leaderboard run (another H100 session, 0c673ce,
-    the same kernels): ``case``, ``kv_format``, ``kernel`` (variant's short name), ``splits``, ``us``. ``run`` maps
-    "sweeps" to paths and "default" to a path under data/ (default :data:`ROUND70_RUN`); None when a file is missing,
-    a ValueError when the default file has no default-call rows."""
-    run = ROUND70_RUN if run is None else run
+def h100_variant_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict, pd.DataFrame] | None:
+    """(tables, default) of notebook 04's five variant lines on H100s: by default :data:`ROUND71_RUN`, the three early
+    lines (bf16 / fp8 / MXFP4 v1-v37) from round 70's live call (commit a67bcd9) and the two later-generation lines
+    (swap-AB and Gluon, v75-v170) from round 71's call at ``num_splits=kernel``, each kernel at the split count the
+    default call's rules give it (the early, portable kernels get the same count either way); :data:`ROUND70_RUN` is
+    round 70's one call, every kernel at the bench's two programs an SM. Tables: KV format -> case x variant of
+    ``mode`` times (:func:`variant_sweep`: checked rows). Default: the default call's checked rows at the same shapes
+    from round 67's live leaderboard run (another H100 session, 0c673ce, the same kernels): ``case``, ``kv_format``,
+    ``kernel`` (variant's short name), ``splits``, ``us``. ``run`` maps "sweeps" to paths and "default" to a path under
+    data/; None when a file is missing, a ValueError when the default file has no default-call rows."""
+    run = ROUND71_RUN if run is None else run
     paths = [DATA / p for p in (*run["sweeps"], run["default"])]
     if not all(p.exists() for p in paths):
         return None
@@ -950,6 +959,32 @@ def round70_run(run: Mapping | None = None, mode: str = "kernel") -> tuple[dict,
     default = pd.DataFrame({"case": d["case"], "kv_format": d["kv_format"], "kernel": d["variant"].str.split("_").str[0],
                             "splits": d["heuristic_splits"], "us": d[f"{mode}_median_us"], "source_csv": d["source_csv"]})
     return tabs, default.reset_index(drop=True)
+
+
+def split_count_moves(run: Mapping | None = None, mode: str = "kernel") -> pd.DataFrame | None:
+    """What ``num_splits=kernel`` changed in a variant sweep: the later-generation lines at the bench's count
+    (``run["before"]``, round 70) against the same lines at the rules' count (the last two ``run["sweeps"]``, round 71),
+    one row per (case, KV format, kernel) measured in both with its check passing: ``kernel`` (short name),
+    ``splits_before`` / ``splits_after`` (partials a batch element, from ``plan_config``), ``us_before`` /
+    ``us_after`` (``mode`` medians), ``change_pct``, ``moved`` (the split count differs), ``source_before`` /
+    ``source_after``. None when a file is missing."""
+    run = ROUND71_RUN if run is None else run
+    parts = {"before": run["before"], "after": run["sweeps"][-len(run["before"]):]}
+    if not all((DATA / p).exists() for ps in parts.values() for p in ps):
+        return None
+    got = {}
+    for key, ps in parts.items():
+        d = pd.concat([pd.read_csv(DATA / p).assign(source=p) for p in ps], ignore_index=True)
+        d = d[(d["status"] == "ok") & d["check_ok"].astype(str).eq("True")]
+        got[key] = pd.DataFrame({"case": d["case"], "kv_format": d["kv_format"],
+                                 "kernel": d["variant"].str.split("_").str[0],
+                                 "splits": d["plan_config"].map(_plan_num_splits), "us": d[f"{mode}_median_us"],
+                                 "source": d["source"]})
+    m = got["before"].merge(got["after"], on=["case", "kv_format", "kernel"], suffixes=("_before", "_after"))
+    m["change_pct"] = 100 * (m["us_after"] / m["us_before"] - 1)
+    m["moved"] = m["splits_before"] != m["splits_after"]
+    m["_n"] = m["kernel"].str.extract(r"v(\d+)", expand=False).astype(int)  # (v86 before v117)
+    return m.sort_values(["case", "kv_format", "_n"]).drop(columns="_n").reset_index(drop=True)
 
 
 def same_run_read_gap(cost: pd.DataFrame | None, probe: str = TIMELINE_PROBE, *,
@@ -1377,7 +1412,8 @@ def split_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", bac
     rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
     if rows is None or "cfg_num_splits" not in rows:
         return None
-    sw = rows[rows["cfg_num_splits"].notna() & _graph_ok(rows)]
+    counts = pd.to_numeric(rows["cfg_num_splits"], errors="coerce")  # (a rule, "auto" / "kernel", is not a sweep point)
+    sw = rows[counts.notna() & _graph_ok(rows)]
     if sw.empty:
         return None
     if variant is None:
@@ -1435,8 +1471,9 @@ def heuristic_vs_best(df: pd.DataFrame | None, kv_formats=("bf16", "fp8", "mxfp4
 
 
 def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", backend: str = "triton") -> pd.DataFrame | None:
-    """case x variant table of median times (us), each variant at the num_splits its heuristic picks
-    (rows whose config does not set ``num_splits``; graphs not turned off), latest row per cell:
+    """case x variant table of median times (us), each variant at the num_splits its heuristic picks (rows whose
+    config does not set ``num_splits``) or the default call's rules give it (``num_splits=kernel``: the campaign's
+    later-generation lines since round 71); graphs not turned off; latest row per cell:
     the variant sweep plus the default variant's leaderboard row. Only cases where at least two
     variants were measured. None when there are none."""
     rows = variant_sweep_rows(df, kv_format, mode, backend)
@@ -1455,15 +1492,16 @@ def variant_sweep(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", b
 
 
 def variant_sweep_rows(df: pd.DataFrame | None, kv_format: str, mode: str = "cold", backend: str = "triton") -> pd.DataFrame | None:
-    """The rows behind :func:`variant_sweep`'s cells (the same selection: ok rows whose config does not set
-    ``num_splits``, graphs not turned off, with a ``mode`` time, latest per case and variant): one row per cell,
-    with its ``source_csv``, ``run_id`` and ``{mode}_pct_read_bw``. None when there are none."""
+    """The rows behind :func:`variant_sweep`'s cells (the same selection: ok rows whose config sets no split count or
+    ``num_splits=kernel`` (the default call's rules for each kernel, round 71), graphs not turned off, with a ``mode``
+    time, latest per case and variant): one row per cell, with its ``source_csv``, ``run_id`` and
+    ``{mode}_pct_read_bw``. None when there are none."""
     rows = ok_rows(df, backend=backend, kv_format=kv_format, q_format="bf16")
     if rows is None:
         return None
     rows = rows[_graph_ok(rows)].dropna(subset=[f"{mode}_median_us"])
     if "cfg_num_splits" in rows:
-        rows = rows[rows["cfg_num_splits"].isna()]
+        rows = rows[rows["cfg_num_splits"].isna() | (rows["cfg_num_splits"].astype(str) == "kernel")]
     return latest(rows, ["case", "variant"]) if len(rows) else None
 
 
