@@ -65,6 +65,9 @@
 #   kernels move to 4 splits: MXFP4 v170 56-61 us (round 70 at 8: 68.4; the default call 58.1) and the fastest MXFP4
 #   row, v143 58-66; fp8 v168 66-71 (round 70: 71.5 at 8; the default call 68.0), v169 66-73, v149 73-80; v159 / v117 /
 #   v160 / v141 / v75 / v86 unchanged within 3% (their count stays 8). The 5 GPU tests pass.
+# Outcome: refused twice (00:33, 00:48). The H100 part ran instead as scripts/h200_session_r71.sh r71a (00:58, its
+#   header: every prediction met). Round 71, later tries (before them): r65a with ONLY=none, TOTAL_BUDGET=560; predicted
+#   as the round's first line (H200: campaign 29, 39.5-41.5 us kernel geomean; H100: the card line).
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
