@@ -329,7 +329,8 @@ def kernel_rule_splits(variant: Variant, kv_format: str, kv_lens, two_per_sm: in
     """``num_splits="kernel"``: the split count the default call's rules give ``variant`` when it is the kernel they
     pick, so that a named kernel is timed where the default call would run it (a variant sweep at ``"auto"`` runs
     every kernel at ``two_per_sm``, choose_num_splits' two programs an SM: a second wave for the one-CTA-an-SM
-    warp-specialized kernels, 16-18% slower at bs32-kv8192 there than at this count on an H100, rounds 70-71). Generation 3 on sm90 only:
+    warp-specialized kernels, 16-18% slower at bs32-kv8192 than at this count on an H100, rounds 70-71).
+    Generation 3 on sm90 only:
     - warp-specialized (gluon_ws): ws_num_splits, one program an SM (ws_default_choice's count);
     - fp8 tiles by TMA (gluon_kv_tma): the count the default chain hands tma_default_variant (the warp-specialized
       count where that swap applies, else the one-warpgroup count below);
