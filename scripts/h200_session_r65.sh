@@ -68,6 +68,8 @@
 # Outcome: refused twice (00:33, 00:48). The H100 part ran instead as scripts/h200_session_r71.sh r71a (00:58, its
 #   header: every prediction met). Round 71, later tries (before them): r65a with ONLY=none, TOTAL_BUDGET=560; predicted
 #   as the round's first line (H200: campaign 29, 39.5-41.5 us kernel geomean; H100: the card line).
+#   Outcome: refused at 01:14, 01:27 and 01:39 (180 s each). Last try (~01:53, before it): TOTAL_BUDGET=380, r56a's
+#   short branch on an H200 (campaign 29's Triton part, ~200 s; same prediction); an H100: the card line.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
