@@ -70,6 +70,8 @@
 #   as the round's first line (H200: campaign 29, 39.5-41.5 us kernel geomean; H100: the card line).
 #   Outcome: refused at 01:14, 01:27 and 01:39 (180 s each). Last try (~01:53, before it): TOTAL_BUDGET=380, r56a's
 #   short branch on an H200 (campaign 29's Triton part, ~200 s; same prediction); an H100: the card line.
+#   Outcome: refused (01:53, 180 s). A final try (~02:05, before it): TOTAL_BUDGET=240, the same short branch and
+#   prediction.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
