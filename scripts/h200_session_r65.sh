@@ -72,6 +72,7 @@
 #   short branch on an H200 (campaign 29's Triton part, ~200 s; same prediction); an H100: the card line.
 #   Outcome: refused (01:53, 180 s). A final try (~02:05, before it): TOTAL_BUDGET=240, the same short branch and
 #   prediction.
+#   Outcome: not made: at 02:03 the tool paused all lending for the session (410 s left). Campaign 29: not run.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r65a or r65b}"
