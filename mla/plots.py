@@ -652,6 +652,50 @@ def cold_vs_kernel_figure(ho, small, title: str = "Whole call vs kernels alone, 
     return fig
 
 
+def tiny_cold_figure(t, *, least_e=(2.0, 5.0), target: float = 1.3,
+                     title: str = "bs4-kv1024: the default call's cold time over its run's graph floor"):
+    """Issue 10's bs4-kv1024 cold ratio (rows of :func:`mla.analysis.measured.tiny_cold_by_floor`) against the graph
+    floor it is divided by: one point per campaign and format (colour: format; marker: device), the target as a
+    line, and the arithmetic least a cold call of the rows' median kernel time K can reach, 1 + (K - e) / floor,
+    for each floor device part e in ``least_e`` (dashed: e is assumed, not measured). Where rows measured e
+    (``graph_floor_kernel_us``), their own least is drawn as an x; where they timed the floor beside each cold sample
+    (``cold_floor_us``), that ratio is drawn as a ring at that floor."""
+    import matplotlib.ticker as mticker
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    markers = {"h200": "o", "h100": "^"}
+    for (dev, fmt), g in t.groupby(["device", "kv_format"], sort=False):
+        ax.scatter(g.graph_floor_us, g.cold_ratio, color=color(fmt), marker=markers.get(dev, "s"), s=30,
+                   alpha=0.85, edgecolor="black", linewidth=0.4, label=f"{dev.upper()} {fmt}")
+    lo, hi = t.graph_floor_us.min() * 0.9, t.graph_floor_us.max() * 1.05
+    x = np.linspace(lo, hi, 100)
+    k = float(t.kernel_us.median())
+    for e, ls in zip(least_e, ("--", ":")):
+        ax.plot(x, 1 + (k - e) / x, color="#555555", ls=ls, lw=1.2,
+                label=f"least for a {k:.1f}-us kernel if the floor's device part is {e:g} us (arithmetic)")
+    have = t[t.lowest_ratio.notna()]
+    if len(have):
+        ax.scatter(have.graph_floor_us, have.lowest_ratio, color="black", marker="x", s=40,
+                   label="least from the run's graph_floor_kernel_us (measured)")
+    paired = t[t.paired_ratio.notna()] if "paired_ratio" in t else t.iloc[:0]
+    for fmt, g in paired.groupby("kv_format", sort=False):  # (rows from round 72 on)
+        ax.scatter(g.cold_floor_us, g.paired_ratio, facecolor="none", edgecolor=color(fmt), marker="o", s=60,
+                   linewidth=1.2, label=f"{fmt}: cold over the floor timed beside it (cold_floor_us)")
+    ax.axhline(target, color="#B00020", lw=1.2)
+    ax.text(lo, target, f" target {target}x", color="#B00020", va="bottom", ha="left", fontsize=8)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_yticks([0.5, 0.75, 1, 1.3, 2, 3, 5])
+    ax.set_xlabel("the floor divided by, us: the run's graph_floor_us (a one-kernel graph replay timed like cold)"
+                  + ("; rings: the row's cold_floor_us" if len(paired) else ""), fontsize=9)
+    ax.set_ylabel("cold median / floor")
+    ax.set_title(title, fontsize=10)
+    legend_outside(ax, fontsize=7)
+    return fig
+
+
 def geomean_figure(g, *, title: str = "Geomean over the 8 leaderboard shapes"):
     """Ranked geomeans in blocks of one method each (``g``: one row per entry with ``geomean_us``,
     ``method``, ``kind`` = measured / anchor, optional ``cold_geomean_us`` and ``kernel_geomean_us``):

@@ -320,6 +320,23 @@ def test_cold_flushes_and_syncs_before_every_sample_warm_never_flushes(fake_cuda
     assert "flush" not in log and log.count("sync") == 3
 
 
+def test_a_paired_floor_is_timed_like_the_call_right_after_each_sample(fake_cuda):
+    """cold_floor_us: the graph floor's replay timed exactly as each cold sample is (flush, sync, events), right
+    after it, so the ratio compares two measurements of the same seconds; time_events is the unpaired case."""
+    T, log, flush = fake_cuda
+    rule = StoppingRule(min_runs=3, max_runs=3)
+    samples, floor = T.time_events_paired(lambda: log.add("call"), lambda: log.add("floor"), rule, flush=flush,
+                                          warmup=1)
+    assert samples == [250.0] * 3 and floor == [250.0] * 3
+    assert log[:2] == ["call", "floor"]  # one warm-up of each
+    one = ["flush", "sync", "record", "call", "record", "event_sync",
+           "flush", "sync", "record", "floor", "record", "event_sync"]
+    assert log[2:] == one * 3
+    log.clear()
+    samples, floor = T.time_events_paired(lambda: log.add("call"), None, rule, flush=flush, warmup=1)
+    assert floor == [] and "floor" not in log and len(samples) == 3
+
+
 def test_kernel_mode_replays_a_graph_without_syncing_after_the_flush(fake_cuda, monkeypatch):
     T, log, flush = fake_cuda
     graph = type("G", (), {"replay": lambda self: log.add("replay")})()
@@ -469,19 +486,33 @@ def test_old_files_load_without_the_flush_columns(torch_rows, tmp_path):
         tmp_path / "r36a.csv", index=False)
     assert (load_results(tmp_path / "r36a.csv").kernel_read_us == 12.5).all()
     assert torch_rows.kernel_read_us.isna().all()  # a CPU run: no kernel mode, no floor
+    assert torch_rows.graph_floor_kernel_us.isna().all() and torch_rows.cold_floor_us.isna().all()
+    # files from before graph_floor_kernel_us and cold_floor_us (round 72) load with them empty
+    torch_rows.drop(columns=["graph_floor_kernel_us", "cold_floor_us"]).to_csv(tmp_path / "r71.csv", index=False)
+    back = load_results(tmp_path / "r71.csv")
+    assert back.graph_floor_kernel_us.isna().all() and back.cold_floor_us.isna().all()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the kernel mode and the read floor need a GPU")
 @pytest.mark.parametrize("kind", ["write", "read"])
-def test_kernel_rows_carry_the_flush_and_a_read_of_their_bytes(kind):
-    from mla.bench.harness import run_bench
+def test_kernel_rows_carry_the_flush_and_a_read_of_their_bytes(kind, monkeypatch):
+    from mla.bench import harness as H
 
-    df = run_bench([TINY], ["torch"], kv_formats=["bf16"], modes=["kernel", "fresh"], device="cuda",
-                   rule=StoppingRule(min_runs=3, max_runs=5, max_seconds=0.2),
-                   bandwidth=dict(read_gbs=1.0, copy_gbs=1.0), l2_flush=kind, fresh_flush=kind)
-    row = df.iloc[0]  # (not 'eval' here: its 40%-of-free-memory buffer per test worker would not fit)
+    calls = []
+    real = H.measure_graph_floor_kernel
+    monkeypatch.setattr(H, "measure_graph_floor_kernel", lambda *a: calls.append(a) or real(*a))
+    bw = dict(read_gbs=1.0, copy_gbs=1.0)
+    runs = [H.run_bench([TINY], ["torch"], kv_formats=["bf16"], modes=["cold", "kernel", "fresh"], device="cuda",
+                        rule=StoppingRule(min_runs=3, max_runs=5, max_seconds=0.2),
+                        bandwidth=bw, l2_flush=kind, fresh_flush=kind) for _ in range(2)]
+    row = runs[0].iloc[0]  # (not 'eval' here: its 40%-of-free-memory buffer per test worker would not fit)
     assert row.status == "ok" and row.l2_flush.startswith(kind + ":") and row.fresh_flush.startswith(kind + ":")
     assert 0 < row.kernel_read_us < 1e4 and row.fresh_median_us > 0
+    # the graph floor's kernel timed like 'kernel': once per run (the CLI's one bandwidth dict), on every row
+    assert 0 < row.graph_floor_kernel_us < 1e4 and len(calls) == 1
+    assert runs[1].iloc[0].graph_floor_kernel_us == row.graph_floor_kernel_us
+    # the floor's replay timed after each cold sample: a whole graph launch, more than its device part
+    assert row.cold_median_us > 0 and row.graph_floor_kernel_us < row.cold_floor_us < 1e4
 
 
 def test_kernel_mode_paces_its_samples_by_the_idle_ratio_and_says_so(fake_cuda, monkeypatch):

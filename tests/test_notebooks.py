@@ -43,7 +43,7 @@ REQUIRED = {
     "04": ["04_gfx950_hip_resources", "04_gfx950_hip_loop_mix", "04_gfx950_triton_resources",
            "04_gfx950_triton_knobs", "04_sm90_triton_resources", "04_h200_variants", "04_sm90_static_vs_time",
            "04_ablation_chain", "04_h100_variants_r71"],
-    "05": ["05_shootout_times", "05_geomean", "05_cold_vs_kernel", "05_vs_flashinfer"],
+    "05": ["05_shootout_times", "05_geomean", "05_cold_vs_kernel", "05_vs_flashinfer", "05_tiny_cold_vs_floor"],
 }
 
 

@@ -1608,6 +1608,53 @@ def host_overhead(df: pd.DataFrame | None, anchors: pd.DataFrame | None = None) 
     return out.reset_index(drop=True)
 
 
+TINY_CASE = "bs4-kv1024-q1-h16"  # issue 10's one shape judged against the graph floor
+# the first campaign per device whose default call is today's host path: mla.decode's memo of its previous call
+# (commit a9581e9, 2026-12-01 21:41 UTC) replays the plan's graph directly; H200 campaigns 3-10 predate it
+MEMO_FROM_CAMPAIGN = {"h200": 11, "h100": 24}
+
+
+def tiny_cold_by_floor(devices=("h200", "h100"), since: Mapping | None = None) -> pd.DataFrame | None:
+    """Issue 10's bs4-kv1024 target in the committed campaigns (``data/measured/<device>/campaign<N>-triton.csv``) from
+    ``since[device]`` on (default :data:`MEMO_FROM_CAMPAIGN`: today's call path; ``{}`` for all): the default call's
+    checked bs4-kv1024 row per KV format with its run's floors and times. Columns: ``device``,
+    ``campaign`` (N), ``kv_format``, ``graph_floor_us``, ``host_floor_us``, ``kernel_us``, ``cold_us``,
+    ``cold_ratio`` (cold / graph floor: the target's <= 1.3), ``gap_us`` = cold - graph floor - kernel (the call's
+    Python over a bare graph replay less the floor's own device time, plus the host's noise: the cold mode runs host
+    and device one after the other), ``graph_floor_kernel_us`` and ``lowest_ratio``
+    (:func:`mla.analysis.targets.cold_lowest_us` over the floor), ``cold_floor_us`` (the floor timed beside each cold
+    sample) and ``paired_ratio`` (cold over it) - these four NaN in runs from before round 72 -, ``run_id``,
+    ``git_commit``, ``source_csv``. None when no campaign has such rows."""
+    from ..bench.schema import load_results
+    from .targets import cold_lowest_us
+
+    since = MEMO_FROM_CAMPAIGN if since is None else since
+    out = []
+    for dev in devices:
+        for f in sorted((DATA / "measured" / dev).glob("campaign*-triton.csv")):
+            m = re.fullmatch(r"campaign(\d+)-triton\.csv", f.name)
+            if not m or int(m.group(1)) < since.get(dev, 0):
+                continue
+            d = load_results(str(f))
+            d = d[(d["backend"] == "triton") & (d["case"] == TINY_CASE) & (d["q_format"] == "bf16")
+                  & (d["status"] == "ok")]
+            d = d[_default_config(d)].dropna(subset=["cold_median_us", "kernel_median_us", "graph_floor_us"])
+            for _, r in latest(d, ["kv_format"]).iterrows():
+                out.append(dict(device=dev, campaign=int(m.group(1)), kv_format=r["kv_format"],
+                                graph_floor_us=r["graph_floor_us"], host_floor_us=r["host_floor_us"],
+                                kernel_us=r["kernel_median_us"], cold_us=r["cold_median_us"],
+                                graph_floor_kernel_us=r["graph_floor_kernel_us"],
+                                lowest_ratio=cold_lowest_us(r) / r["graph_floor_us"],
+                                cold_floor_us=r["cold_floor_us"], paired_ratio=r["cold_median_us"] / r["cold_floor_us"],
+                                run_id=r["run_id"], git_commit=r["git_commit"], source_csv=_rel(f)))
+    if not out:
+        return None
+    t = pd.DataFrame(out).sort_values(["device", "campaign", "kv_format"], ignore_index=True)
+    t["cold_ratio"] = t.cold_us / t.graph_floor_us
+    t["gap_us"] = t.cold_us - t.graph_floor_us - t.kernel_us
+    return t
+
+
 def geomeans(long: pd.DataFrame, value: str = "time_us", n_cases: int = 8, modes=("fresh", "cold", "kernel")) -> pd.DataFrame:
     """Geomean of ``value`` per entry with the number of cases it covers; entries covering fewer
     than ``n_cases`` are flagged (their geomean is not comparable). Where ``long`` says so, also the

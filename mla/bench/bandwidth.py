@@ -81,6 +81,23 @@ def measure_graph_floor(device: torch.device, rule: StoppingRule) -> float:
     return summarize(samples)["median"]
 
 
+def measure_graph_floor_kernel(device: torch.device, flush, rule: StoppingRule) -> float:
+    """Median device time of ``graph_floor_us``'s graph (one near-empty kernel) replayed right after ``flush``,
+    exactly as the 'kernel' mode times a decode (``graph_floor_kernel_us``): the part of ``graph_floor_us`` that
+    is device time. A 'cold' call serializes the host and the device (the start event follows a synchronize), so a
+    graph-replayed call whose device time is ``kernel_median_us`` takes at least about
+    ``graph_floor_us + kernel_median_us - graph_floor_kernel_us`` cold (:func:`mla.analysis.targets.cold_lowest_us`
+    says why "about")."""
+    from .timers import capture_graph, time_graph
+
+    x = torch.zeros(1, device=device)
+    graph = capture_graph(lambda: x.add_(1))
+    try:
+        return summarize(time_graph(graph, rule, flush))["median"]
+    finally:
+        del graph
+
+
 def measure_kernel_read(device: torch.device, nbytes: int, flush, rule: StoppingRule) -> float:
     """Median time of one read pass over ``nbytes`` (``torch.sum`` of an fp32 buffer, captured in a
     CUDA graph) replayed right after ``flush``, exactly as the 'kernel' mode times a decode

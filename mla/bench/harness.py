@@ -31,10 +31,11 @@ from ..check import accuracy_metrics, check
 from ..inputs import generate_case
 from ..reference import reference
 from . import provenance as prov
-from .bandwidth import measure_bandwidth, measure_kernel_read
+from .bandwidth import measure_bandwidth, measure_graph_floor_kernel, measure_kernel_read
 from .schema import TIME_COLUMNS, empty_row, rows_to_frame
 from .stats import StoppingRule, summarize
-from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, default_modes, time_cpu, time_events, time_fresh,
+from .timers import (FRESH_SEED_STEP, L2_FLUSH_KINDS, MODES, L2Flush, capture_graph, default_modes, time_cpu,
+                     time_events, time_events_paired, time_fresh,
                      time_kernel, validate_modes)
 
 CHECK_SEED_OFFSET = 1_000_003  # check inputs: a different seed than any case's timing seed
@@ -147,9 +148,10 @@ def _verify(plan, data, inputs: _CaseInputs, which: str, kv_format: str, q_forma
 
 def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, config: dict, *,
               modes: tuple[str, ...], rule: StoppingRule, flush: L2Flush | None, base: dict,
-              fresh_flush: L2Flush | None = None) -> dict:
+              fresh_flush: L2Flush | None = None, floor: Callable[[], object] | None = None) -> dict:
     """One schema row. Status: ok | failed (check) | unsupported (plan raised ValueError) |
-    unavailable (BackendUnavailable, module missing) | error (anything else raised)."""
+    unavailable (BackendUnavailable, module missing) | error (anything else raised). ``floor``: the graph floor's
+    replay, timed after each cold sample (``cold_floor_us``)."""
     case = inputs.case
     on_gpu = inputs.timing[0].device.type == "cuda"
     row = empty_row()
@@ -190,6 +192,9 @@ def bench_one(inputs: _CaseInputs, backend: str, kv_format: str, q_format: str, 
         for mode in modes:
             if mode == "cpu":
                 samples = time_cpu(call, rule)
+            elif mode == "cold" and floor is not None:
+                samples, floor_samples = time_events_paired(call, floor, rule, flush=flush)
+                row["cold_floor_us"] = summarize(floor_samples)["median"]
             elif mode in ("cold", "warm"):
                 samples = time_events(call, rule, flush=flush if mode == "cold" else None)
             elif mode == "fresh":
@@ -257,6 +262,7 @@ def _clear_times(row: dict) -> None:
     for c in TIME_COLUMNS:
         row[c] = math.nan
     row["kernel_method"] = None
+    row["cold_floor_us"] = math.nan
 
 
 def add_bandwidth_columns(row: dict) -> dict:
@@ -312,7 +318,8 @@ def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), config
     how the cold and kernel modes evict the L2 (timers.L2Flush: 'write', 'read' or 'eval'); ``fresh_flush``:
     the fresh mode's flush ('eval', eval.py's own, by default).
     With the 'kernel' mode each row also gets ``kernel_read_us``, one read of its ``io_bytes``
-    timed the same way (measured once per byte count)."""
+    timed the same way (measured once per byte count), and ``graph_floor_kernel_us``, the graph floor's
+    near-empty kernel timed the same way (once per run and flush: kept in ``bandwidth``)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     modes = validate_modes(modes or default_modes(device), device)
     rule = rule or StoppingRule()
@@ -332,12 +339,23 @@ def iter_bench(cases, backends, kv_formats=("fp8",), q_formats=("bf16",), config
         base["l2_flush"] = flush.label
     if fresh is not None:
         base["fresh_flush"] = fresh.label
+    if flush is not None and "kernel" in modes:  # (before the cases allocate, as the read probe is)
+        # once per run and flush: the CLI passes one ``bandwidth`` dict to each case's call
+        by_flush = bw.setdefault("graph_floor_kernel_by_flush", {})
+        if flush.label not in by_flush:
+            by_flush[flush.label] = measure_graph_floor_kernel(device, flush, rule)
+        base["graph_floor_kernel_us"] = by_flush[flush.label]
+    floor = None
+    if on_gpu and "cold" in modes:  # graph_floor_us's graph, replayed after each cold sample (cold_floor_us)
+        floor_x = torch.zeros(1, device=device)
+        floor = capture_graph(lambda: floor_x.add_(1)).replay
     read_refs: dict[int, float] = {}
     for case in cases:
         inputs = _CaseInputs(case, device)
         for backend, kvf, qf, cfg in itertools.product(backends, kv_formats, q_formats, configs):
             row = add_bandwidth_columns(bench_one(inputs, backend, kvf, qf, dict(cfg), modes=modes,
-                                                  rule=rule, flush=flush, base=base, fresh_flush=fresh))
+                                                  rule=rule, flush=flush, base=base, fresh_flush=fresh,
+                                                  floor=floor))
             if flush is not None and "kernel" in modes and row["status"] == "ok":
                 nbytes = int(row["io_bytes"])
                 if nbytes not in read_refs:

@@ -61,13 +61,16 @@ COLUMNS: dict[str, str] = {
     "l2_flush": "object",  # cold / kernel's L2 flush, kind:bytes (timers.L2Flush: write = zeroing, read, eval)
     "fresh_flush": "object",  # fresh's L2 flush, kind:bytes ('eval:67.1GB' = eval.py's randn)
     "kernel_read_us": "float64",  # one graph-replayed read of io_bytes, timed like 'kernel' (same flush)
+    "graph_floor_kernel_us": "float64",  # graph_floor_us's near-empty kernel timed like 'kernel': its device part
+    "cold_floor_us": "float64",  # graph_floor_us's graph timed like 'cold' after each of this row's cold samples
 }
 # columns added after the first H200 campaign: files without them still load (filled empty)
 OPTIONAL_COLUMNS = {"command": None, "host_floor_us": math.nan, "graph_floor_us": math.nan,
                     **{f"fresh_{s}": math.nan for s in TIME_STATS}, "fresh_gbs": math.nan,
                     "fresh_pct_read_bw": math.nan,
                     # not recorded: every GPU run before these columns flushed by zeroing 1 GiB, fresh too
-                    "l2_flush": None, "fresh_flush": None, "kernel_read_us": math.nan}
+                    "l2_flush": None, "fresh_flush": None, "kernel_read_us": math.nan,
+                    "graph_floor_kernel_us": math.nan, "cold_floor_us": math.nan}
 
 
 def empty_row() -> dict:

@@ -4,7 +4,9 @@ cold    L2 flushed (a buffer >= 8x the L2 is zeroed: ``L2Flush``, whose 'read' k
         clean instead), the device synchronized, then device events
         around the whole Python call. The sync after the flush keeps the call's host cost (plan
         lookup, wrapper, launches) inside the timed region, as in the anchors' method
-        (/work/shared/anchors: a near-empty Triton launch measures ~22 us there).
+        (/work/shared/anchors: a near-empty Triton launch measures ~22 us there). The harness follows
+        each sample with one of the graph floor's replay timed the same way (``time_events_paired``:
+        ``cold_floor_us``, a floor of the same seconds as the call's samples).
 warm    the same without the flush: inputs may sit in L2 (small cases fit in the H200's 60 MB).
 kernel  device time of the call's kernels only: the call captured once in a CUDA graph and
         replayed, L2 flushed before each replay; the flush is not waited for, so the replay's
@@ -131,21 +133,39 @@ class L2Flush:
 def time_events(fn: Callable[[], object], rule: StoppingRule, *, flush: L2Flush | None,
                 warmup: int = 3) -> list[float]:
     """cold (flush given) or warm (flush None): events around ``fn()``, the device idle at start."""
+    return time_events_paired(fn, None, rule, flush=flush, warmup=warmup)[0]
+
+
+def time_events_paired(fn: Callable[[], object], floor: Callable[[], object] | None, rule: StoppingRule, *,
+                       flush: L2Flush | None, warmup: int = 3) -> tuple[list[float], list[float]]:
+    """:func:`time_events` of ``fn`` with ``floor`` (if given) timed the same way right after each sample: (fn's
+    samples, floor's samples), taken in the same seconds. A floor measured once per run meets whatever the host
+    did then; one interleaved with the call's samples meets the same host as the call (the 'cold' mode's
+    ``cold_floor_us``: the graph floor's replay, so the ratio to it is not a ratio of two moments)."""
     for _ in range(warmup):
         fn()
+        if floor is not None:
+            floor()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    floor_samples: list[float] = []
 
-    def sample() -> float:
+    def timed(f) -> float:
         if flush is not None:
             flush.flush()
         torch.cuda.synchronize()
         start.record()
-        fn()
+        f()
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e3
 
-    return collect(sample, rule, time.perf_counter)
+    def sample() -> float:
+        t = timed(fn)
+        if floor is not None:
+            floor_samples.append(timed(floor))
+        return t
+
+    return collect(sample, rule, time.perf_counter), floor_samples
 
 
 def time_fresh(make_data: Callable[[int], object], fn: Callable[[object], object], rule: StoppingRule, *,
