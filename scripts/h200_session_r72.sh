@@ -7,7 +7,8 @@
 #       graph_floor_kernel_us and cold_floor_us, so `python -m mla report --targets FILES` prints bs4-kv1024's least
 #       cold ratio and its ratio to the paired floor.
 #       On an H100: the default call at bs4-kv1024 and bs4-kv8192, three formats, cold / fresh / kernel, in two
-#       processes (the floors move between processes), then the GPU test of the columns.
+#       processes (the floors move between processes), then the GPU test of the columns, then (budget permitting)
+#       campaign 31: the head's default call on the 8 leaderboard shapes, Triton only.
 # Predicted (before any run), H200: campaign 29 as h200_session_r65.sh's header says (Triton best-format geomean
 #   39.5-41.5 us kernel, fresh within 1 us of kernel, every row ok). graph_floor_kernel_us (e) 2-5 us, from two readings
 #   of committed rows (notes-triton "Round 72"): cold - floor - kernel at bs4-kv1024 in the four quiet-host runs (floors
@@ -16,7 +17,9 @@
 #   cold time over the floor timed beside it (cold_floor_us): 1.5-2.4x for each format.
 #   H100: 12 rows, all ok, in 60-150 s; e 2-5 us in both processes; at bs4-kv1024 every format's cold median at or
 #   above its least (less at most 1 us: the two are medians of different samples), and its paired ratio 1.5-2.4x,
-#   within 15% between the two processes for each format; the columns' GPU test passes (2 cases).
+#   within 15% between the two processes for each format; the columns' GPU test passes (2 cases). Then campaign 31
+#   (Triton, 8 shapes, ~200 s): no kernel changed since campaign 30 (2fee4a0), so its best-format geomean within 3% of
+#   30's 43.86 us kernel / 44.28 fresh, every row ok, and `report --targets` prints both new parts at bs4-kv1024.
 set -u
 source scripts/_device_steps.sh
 session_begin "${1:?which part: r72a}"
@@ -47,6 +50,14 @@ for f in sys.argv[1:]:
 PY
     step pytest 150 python3 -m pytest -q -p no:cacheprovider tests/test_bench.py -k kernel_rows_carry \
       --junitxml "$OUT/pytest-r72a.xml"
+    # then, with >= 230 s left, campaign 31: the head's default call on the 8 shapes (Triton), its rows with both
+    # columns, and the targets' table on them (H100 numbers, each floor its own run's)
+    if (( TOTAL_BUDGET - (SECONDS - START) >= 230 )); then
+      session_campaign 31 200 triton
+      [ -f "$OUT/campaign31-triton.csv" ] && python3 -m mla report --targets "$OUT/campaign31-triton.csv" 2>&1 | tee -a "$LOG"
+    else
+      say "campaign 31 skipped: $(( TOTAL_BUDGET - (SECONDS - START) )) s left"
+    fi
   fi
   ;;
 *) echo "unknown part $PART (r72a)" >&2; exit 2 ;;
